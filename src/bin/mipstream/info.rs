@@ -1,0 +1,172 @@
+//! `mipstream info`: what a texture file holds, as text or JSON.
+
+use mipstream::container::{Channels, ContainerKind, TextureInfo};
+use serde_json::{json, Value};
+use std::path::Path;
+
+pub(crate) fn run(path: &Path, as_json: bool) -> Result<(), String> {
+    let file = mipstream::TextureFile::open_path(path).map_err(|e| e.to_string())?;
+    let info = file.info();
+    if as_json {
+        let text = serde_json::to_string_pretty(&to_json(info)).map_err(|e| e.to_string())?;
+        println!("{text}");
+    } else {
+        print!("{}", to_text(info));
+    }
+    Ok(())
+}
+
+fn channels(c: Channels) -> &'static str {
+    match c {
+        Channels::R => "R",
+        Channels::Rg => "RG",
+        Channels::Rgb => "RGB",
+        Channels::Rgba => "RGBA",
+    }
+}
+
+fn container(info: &TextureInfo) -> &'static str {
+    match info.container {
+        ContainerKind::Ktx2 => "KTX2",
+        ContainerKind::Basis => ".basis",
+    }
+}
+
+/// Key/value values: text when they are a NUL-terminated UTF-8 string, else hex.
+fn kv_value(v: &[u8]) -> String {
+    match std::str::from_utf8(v.strip_suffix(&[0]).unwrap_or(v)) {
+        Ok(s) if !s.contains('\0') => s.to_owned(),
+        _ => v.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+fn to_json(info: &TextureInfo) -> Value {
+    let levels: Vec<Value> = info
+        .levels
+        .iter()
+        .map(|l| {
+            json!({
+                "level": l.level,
+                "width": l.width,
+                "height": l.height,
+                "ranges": l.ranges.iter().map(|(o, n)| json!({"offset": o, "length": n})).collect::<Vec<_>>(),
+                "stored_bytes": l.stored_len(),
+                "uncompressed_bytes": l.uncompressed_len,
+            })
+        })
+        .collect();
+    let dfd = info.dfd.as_ref().map(|d| {
+        json!({
+            "total_bytes": d.total_bytes,
+            "color_model": d.color_model,
+            "color_primaries": d.color_primaries,
+            "transfer_function": d.transfer_function,
+            "flags": d.flags,
+            "texel_block": d.texel_block,
+            "bytes_planes": d.bytes_planes,
+            "samples": d.samples.iter().map(|s| json!({
+                "channel": s.channel,
+                "qualifiers": s.qualifiers,
+                "bit_offset": s.bit_offset,
+                "bit_length": s.bit_length,
+                "lower": s.lower,
+                "upper": s.upper,
+            })).collect::<Vec<_>>(),
+        })
+    });
+    let kv: serde_json::Map<String, Value> = info
+        .key_values
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(kv_value(v))))
+        .collect();
+    json!({
+        "file": info.name,
+        "file_size": info.file_size,
+        "container": container(info),
+        "format": info.payload.name(),
+        "basis": info.payload.is_basis(),
+        "supercompression": info.supercompression.name(),
+        "width": info.width,
+        "height": info.height,
+        "layers": info.layers,
+        "is_array": info.is_array,
+        "faces": info.faces,
+        "level_count": info.levels.len(),
+        "srgb": info.srgb,
+        "premultiplied_alpha": info.premultiplied,
+        "channels": channels(info.channels),
+        "levels": levels,
+        "dfd": dfd,
+        "key_values": kv,
+        "warnings": info.warnings,
+    })
+}
+
+fn to_text(info: &TextureInfo) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} {}, {}x{}, {} level(s), {} layer(s){}, {} face(s), {} {}, supercompression {}, {} bytes",
+        info.name,
+        container(info),
+        info.payload.name(),
+        info.width,
+        info.height,
+        info.levels.len(),
+        info.layers,
+        if info.is_array { " (array)" } else { "" },
+        info.faces,
+        if info.srgb { "sRGB" } else { "linear" },
+        channels(info.channels),
+        info.supercompression.name(),
+        info.file_size,
+    );
+    if let Some(d) = &info.dfd {
+        let ids: Vec<u8> = d.samples.iter().map(|s| s.channel).collect();
+        let _ = writeln!(
+            s,
+            "DFD: {} bytes, colour model {}, primaries {}, transfer {}, flags {}, block {}x{}, samples {} (channel ids {ids:?})",
+            d.total_bytes,
+            d.color_model,
+            d.color_primaries,
+            d.transfer_function,
+            d.flags,
+            d.texel_block[0],
+            d.texel_block[1],
+            d.samples.len(),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:>5}  {:>11}  {:>10}  {:>10}  {:>12}",
+        "level", "size", "offset", "stored", "uncompressed"
+    );
+    for l in &info.levels {
+        let offset = l.ranges.first().map_or(0, |r| r.0);
+        let _ = writeln!(
+            s,
+            "{:>5}  {:>11}  {:>10}  {:>10}  {:>12}",
+            l.level,
+            format!("{}x{}", l.width, l.height),
+            if l.ranges.len() > 1 {
+                format!("{offset}+{}", l.ranges.len() - 1)
+            } else {
+                offset.to_string()
+            },
+            l.stored_len(),
+            if l.uncompressed_len == 0 {
+                "-".to_owned()
+            } else {
+                l.uncompressed_len.to_string()
+            },
+        );
+    }
+    for (k, v) in &info.key_values {
+        let _ = writeln!(s, "{k}: {}", kv_value(v));
+    }
+    for w in &info.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}

@@ -1,0 +1,114 @@
+//! `mipstream`: inspect, decode and cook streamable textures.
+//!
+//! Every failure prints one line starting with `error:` on stderr and exits
+//! with status 1; success exits 0.
+
+mod info;
+
+#[cfg(feature = "cook")]
+mod cook;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Streamable GPU textures: inspect, decode and cook KTX2 / .basis files.
+#[derive(Debug, Parser)]
+#[command(name = "mipstream", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print a texture's format, size, levels with byte ranges, and DFD.
+    Info {
+        /// A .ktx2 or .basis file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decode one level (layer 0, face 0 unless given) to an RGBA8 PNG.
+    Decode {
+        /// A .ktx2 or .basis file.
+        file: PathBuf,
+        /// The mip level (0 is the largest).
+        #[arg(long, default_value_t = 0)]
+        level: u32,
+        /// The array layer.
+        #[arg(long, default_value_t = 0)]
+        layer: u32,
+        /// The cubemap face (0-5).
+        #[arg(long, default_value_t = 0)]
+        face: u32,
+        /// Where to write the PNG.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+    },
+    /// Encode PNG/JPEG images to KTX2 (Basis Universal) with a full mip chain.
+    #[cfg(feature = "cook")]
+    Cook(cook::CookArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info { file, json } => info::run(&file, json),
+        Command::Decode {
+            file,
+            level,
+            layer,
+            face,
+            output,
+        } => decode(&file, level, layer, face, &output),
+        #[cfg(feature = "cook")]
+        Command::Cook(args) => cook::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // one line: newlines inside messages would break scripts that grep `error:`
+            eprintln!("error: {}", e.replace('\n', " "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `mipstream decode`.
+fn decode(
+    file: &PathBuf,
+    level: u32,
+    layer: u32,
+    face: u32,
+    output: &PathBuf,
+) -> Result<(), String> {
+    let tex = mipstream::TextureFile::open_path(file).map_err(|e| e.to_string())?;
+    let info = tex.info();
+    if layer >= info.layers || face >= info.faces {
+        return Err(format!(
+            "{}: layer {layer} face {face} requested but the texture has {} layer(s) and {} face(s)",
+            info.name, info.layers, info.faces
+        ));
+    }
+    let raw = tex.read_level(level).map_err(|e| e.to_string())?;
+    let image = layer * info.faces + face;
+    let rgba = mipstream::decode::decode_rgba8(&tex, &raw, image).map_err(|e| e.to_string())?;
+    image::save_buffer(
+        output,
+        &rgba.pixels,
+        rgba.width,
+        rgba.height,
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|e| format!("{}: {e}", output.display()))?;
+    println!(
+        "{}: level {level} ({}x{}) -> {}",
+        info.name,
+        rgba.width,
+        rgba.height,
+        output.display()
+    );
+    Ok(())
+}

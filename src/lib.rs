@@ -1,0 +1,53 @@
+//! mipstream keeps a wgpu renderer's textures inside a GPU memory budget by
+//! streaming them mip level by mip level.
+//!
+//! This crate is built in layers (see `ARCHITECTURE.md`):
+//!
+//! - [`source`]: byte ranges from files or memory, never whole files;
+//! - [`container`]: KTX2 and `.basis` metadata, validated before anything sized
+//!   by the file is allocated, and level reads of exactly one level's bytes;
+//! - [`transcode`]: Basis Universal (ETC1S, UASTC) to BC7 / ASTC / ETC2 / RGBA8
+//!   for the adapter at hand, with a lower-bit tier for memory pressure;
+//! - [`worker`]: loader threads that read and transcode off the render thread;
+//! - [`gpu`]: the only code that touches a `wgpu::Device`, uploading any range
+//!   of mips `[k..n)` into a texture;
+//! - [`decode`]: CPU decoding to RGBA8 for tools and tests;
+//! - `cook` (feature `cook`): PNG/JPEG to KTX2 with a full mip chain.
+//!
+//! # Example
+//!
+//! Open a KTX2 file, read only its smallest levels, and transcode them for an
+//! adapter that supports BC compression:
+//!
+//! ```
+//! use mipstream::{transcode, TextureClass, TextureFile};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/checker-uastc.ktx2");
+//! let file = TextureFile::open_path(path)?;
+//! let info = file.info();
+//! println!("{}x{}, {} levels of {}", info.width, info.height, info.levels.len(), info.payload.name());
+//!
+//! let choice = transcode::choose_targets(info, TextureClass::Color, wgpu::Features::TEXTURE_COMPRESSION_BC)?;
+//! let last = info.levels.len() as u32 - 1;
+//! let raw = file.read_level(last)?; // reads this level's bytes and nothing else
+//! let level = transcode::transcode_level(&file, &raw, choice.full, choice.srgb, 1)?;
+//! assert_eq!(level.format, wgpu::TextureFormat::Bc7RgbaUnormSrgb);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod container;
+#[cfg(feature = "cook")]
+pub mod cook;
+pub mod decode;
+pub mod format;
+pub mod gpu;
+pub mod source;
+pub mod transcode;
+pub mod worker;
+
+pub use container::{OpenError, TextureFile, TextureInfo};
+pub use format::TargetFormat;
+pub use source::{ByteSource, FileSource, MemorySource};
+pub use transcode::{TextureClass, Tier};

@@ -1,0 +1,490 @@
+//! From a level's payload to upload-ready texels for one adapter.
+//!
+//! [`choose_targets`] decides, once per texture and adapter, what its levels
+//! become: for Basis payloads BC7 where the adapter has BC, else ASTC 4x4, else
+//! ETC2, else RGBA8 (normal maps BC5 / EAC RG11 when their layout allows), plus a
+//! lower-bit *compact* tier the residency planner may choose under memory
+//! pressure; for plain payloads the stored format, or RGBA8 decoded on the CPU
+//! when the adapter lacks it.
+//!
+//! [`transcode_level`] turns one [`RawLevel`] into a [`LevelImage`]: the bytes
+//! of every image of the level in the chosen format, with rows laid out at the
+//! requested pitch (256-byte rows go straight into a staging buffer for
+//! `copy_buffer_to_texture`; tight rows suit `Queue::write_texture`). It is pure
+//! CPU work and runs on loader threads ([`crate::worker`]), never on the render
+//! thread.
+
+use crate::container::{Channels, Payload, RawLevel, TextureFile, TextureInfo};
+use crate::format::{Expand, PlainFormat, TargetFormat};
+use std::fmt;
+
+/// What a texture is used for: decides its target format and channel layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TextureClass {
+    /// Colour (albedo, emissive, UI): perceptual error matters.
+    #[default]
+    Color,
+    /// Tangent-space normal map: X and Y matter, Z is reconstructed.
+    Normal,
+    /// Other linear data (roughness, masks, heights).
+    Data,
+}
+
+/// Quality tier of a texture's resident data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Tier {
+    /// The best format the adapter offers (e.g. BC7, 8 bits per texel).
+    #[default]
+    Full,
+    /// A lower-bit format (e.g. BC1, 4 bits per texel), for memory pressure.
+    Compact,
+}
+
+/// How the channels of the uploaded texture should be read by a shader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelLayout {
+    /// Channels as authored.
+    AsAuthored,
+    /// A normal map with X in red and Y in green (BC5, EAC RG11).
+    NormalRg,
+    /// A normal map with X in red and Y in alpha (Basis normal-map layout
+    /// transcoded to an RGBA format).
+    NormalRa,
+}
+
+/// How one level is produced for the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Transcode a Basis payload to this format.
+    Transcode(TargetFormat),
+    /// Upload a plain payload as stored (three-channel formats widened to four).
+    AsStored,
+    /// Decode a plain block-compressed payload to RGBA8 on the CPU because the
+    /// adapter lacks its format.
+    DecodeToRgba8,
+}
+
+/// The outputs chosen for one texture on one adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetChoice {
+    /// The full-quality output.
+    pub full: Output,
+    /// A lower-bit alternative, where one exists.
+    pub compact: Option<Output>,
+    /// How shaders should read the channels.
+    pub layout: ChannelLayout,
+    /// Whether colour is sRGB-encoded (the texture format carries it where it can).
+    pub srgb: bool,
+}
+
+impl TargetChoice {
+    /// The output for a tier (the full one when the tier has none).
+    pub fn output(&self, tier: Tier) -> Output {
+        match tier {
+            Tier::Full => self.full,
+            Tier::Compact => self.compact.unwrap_or(self.full),
+        }
+    }
+
+    /// The wgpu format an output of this choice uploads as.
+    pub fn wgpu_format(&self, info: &TextureInfo, tier: Tier) -> wgpu::TextureFormat {
+        output_format(info, self.output(tier), self.srgb)
+    }
+}
+
+/// Why a level could not be transcoded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TranscodeError {
+    /// The adapter cannot sample the stored format and mipstream cannot decode it.
+    #[error("{name}: {format} needs adapter features {missing:?}, and mipstream has no CPU decoder for it")]
+    UnsupportedFormat {
+        /// The file's name.
+        name: String,
+        /// The stored format.
+        format: &'static str,
+        /// The features the adapter lacks.
+        missing: wgpu::Features,
+    },
+    /// The output asked for does not apply to this payload.
+    #[error("{name}: cannot produce {output:?} from a {payload} payload")]
+    WrongOutput {
+        /// The file's name.
+        name: String,
+        /// The payload.
+        payload: &'static str,
+        /// What was asked.
+        output: Output,
+    },
+    /// The payload's bytes are corrupt.
+    #[error("{name}: level {level}: {payload} data does not decode to {target}: {reason}")]
+    Corrupt {
+        /// The file's name.
+        name: String,
+        /// The level.
+        level: u32,
+        /// The payload.
+        payload: &'static str,
+        /// The target format.
+        target: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// mipstream was built without the `basis` feature.
+    #[error("{name}: Basis Universal payloads need mipstream's `basis` feature")]
+    BasisDisabled {
+        /// The file's name.
+        name: String,
+    },
+}
+
+/// Upload-ready texels of one mip level: every image (layer x face) of the level.
+#[derive(Clone)]
+pub struct LevelImage {
+    /// The mip level in the file.
+    pub level: u32,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Images in the level (`layers * faces`), stored one after another.
+    pub images: u32,
+    /// The format of the bytes.
+    pub format: wgpu::TextureFormat,
+    /// Bytes from one row of blocks to the next.
+    pub bytes_per_row: u32,
+    /// Rows of blocks per image.
+    pub rows_per_image: u32,
+    /// The texels.
+    pub data: Vec<u8>,
+}
+
+impl fmt::Debug for LevelImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LevelImage")
+            .field("level", &self.level)
+            .field("size", &format_args!("{}x{}", self.width, self.height))
+            .field("images", &self.images)
+            .field("format", &self.format)
+            .field("bytes_per_row", &self.bytes_per_row)
+            .field("bytes", &self.data.len())
+            .finish()
+    }
+}
+
+impl LevelImage {
+    /// The bytes of image `i` (layer-major, face-minor).
+    pub fn image(&self, i: u32) -> &[u8] {
+        let n = (self.bytes_per_row * self.rows_per_image) as usize;
+        &self.data[i as usize * n..(i as usize + 1) * n]
+    }
+
+    /// Bytes the level occupies on the GPU (tight, without row padding).
+    pub fn gpu_bytes(&self) -> u64 {
+        gpu_level_bytes(self.format, self.width, self.height) * self.images as u64
+    }
+}
+
+/// Bytes one image of a level of `width` x `height` takes on the GPU in `format`.
+pub fn gpu_level_bytes(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
+    let (bw, bh) = format.block_dimensions();
+    let block = format.block_copy_size(None).unwrap_or(4) as u64;
+    width.div_ceil(bw) as u64 * height.div_ceil(bh) as u64 * block
+}
+
+/// Chooses what a texture's levels become on an adapter with `features`.
+pub fn choose_targets(
+    info: &TextureInfo,
+    class: TextureClass,
+    features: wgpu::Features,
+) -> Result<TargetChoice, TranscodeError> {
+    let bc = features.contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
+    let astc = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ASTC);
+    let etc2 = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ETC2);
+    let srgb = info.srgb && class == TextureClass::Color;
+    let choice = |full, compact: Option<TargetFormat>, layout| TargetChoice {
+        full: Output::Transcode(full),
+        compact: compact.map(Output::Transcode),
+        layout,
+        srgb,
+    };
+    match info.payload {
+        Payload::Etc1s | Payload::Uastc => {
+            use TargetFormat as T;
+            let opaque = info.channels != Channels::Rgba;
+            if class == TextureClass::Normal && !opaque {
+                // Basis normal maps keep X in colour and Y in alpha.
+                return Ok(if bc {
+                    choice(T::Bc5, None, ChannelLayout::NormalRg)
+                } else if astc {
+                    choice(T::Astc4x4, None, ChannelLayout::NormalRa)
+                } else if etc2 {
+                    choice(T::EacRg11, None, ChannelLayout::NormalRg)
+                } else {
+                    choice(T::Rgba8, None, ChannelLayout::NormalRa)
+                });
+            }
+            let compact = |t| opaque.then_some(t);
+            Ok(if bc {
+                choice(T::Bc7, compact(T::Bc1), ChannelLayout::AsAuthored)
+            } else if astc {
+                choice(T::Astc4x4, None, ChannelLayout::AsAuthored)
+            } else if etc2 {
+                choice(T::Etc2Rgba, compact(T::Etc2Rgb), ChannelLayout::AsAuthored)
+            } else {
+                choice(T::Rgba8, None, ChannelLayout::AsAuthored)
+            })
+        }
+        Payload::Plain(f) => {
+            let missing = f.gpu.required_features() - features;
+            let layout = if class == TextureClass::Normal && f.channels == 2 {
+                ChannelLayout::NormalRg
+            } else {
+                ChannelLayout::AsAuthored
+            };
+            let full = if missing.is_empty() {
+                Output::AsStored
+            } else if crate::decode::can_decode(&f) {
+                Output::DecodeToRgba8
+            } else {
+                return Err(TranscodeError::UnsupportedFormat {
+                    name: info.name.clone(),
+                    format: f.name,
+                    missing,
+                });
+            };
+            Ok(TargetChoice {
+                full,
+                compact: None,
+                layout,
+                srgb: f.srgb,
+            })
+        }
+    }
+}
+
+/// The wgpu format an output uploads as.
+pub fn output_format(info: &TextureInfo, output: Output, srgb: bool) -> wgpu::TextureFormat {
+    match (output, info.payload) {
+        (Output::Transcode(t), _) => t.wgpu_format(srgb),
+        (Output::AsStored, Payload::Plain(f)) => f.gpu,
+        (Output::DecodeToRgba8, Payload::Plain(f)) if f.srgb => wgpu::TextureFormat::Rgba8UnormSrgb,
+        _ => wgpu::TextureFormat::Rgba8Unorm,
+    }
+}
+
+/// Produces the upload-ready texels of one level.
+///
+/// `row_alignment` is the row pitch granularity in bytes: 1 for tight rows
+/// (`Queue::write_texture`), [`wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`] for staging
+/// buffers.
+pub fn transcode_level(
+    file: &TextureFile,
+    raw: &RawLevel,
+    output: Output,
+    srgb: bool,
+    row_alignment: u32,
+) -> Result<LevelImage, TranscodeError> {
+    let info = file.info();
+    let format = output_format(info, output, srgb);
+    let (bw, bh) = format.block_dimensions();
+    let block = format.block_copy_size(None).unwrap_or(4);
+    let tight_row = raw.width.div_ceil(bw) * block;
+    let align = row_alignment.max(1);
+    let mut img = LevelImage {
+        level: raw.level,
+        width: raw.width,
+        height: raw.height,
+        images: info.images_per_level(),
+        format,
+        bytes_per_row: tight_row.div_ceil(align) * align,
+        rows_per_image: raw.height.div_ceil(bh),
+        data: Vec::new(),
+    };
+    let image_len = (img.bytes_per_row * img.rows_per_image) as usize;
+    img.data = vec![0u8; image_len * img.images as usize];
+    let wrong = || TranscodeError::WrongOutput {
+        name: info.name.clone(),
+        payload: info.payload.name(),
+        output,
+    };
+    match (output, info.payload) {
+        (Output::Transcode(t), Payload::Etc1s | Payload::Uastc) => {
+            basis::transcode(file, raw, t, tight_row as usize, &mut img)?
+        }
+        (Output::AsStored, Payload::Plain(f)) => copy_plain(&f, raw, tight_row as usize, &mut img),
+        (Output::DecodeToRgba8, Payload::Plain(f)) => {
+            for i in 0..img.images {
+                let rgba = crate::decode::decode_plain_image(&f, raw, i).map_err(|reason| {
+                    TranscodeError::Corrupt {
+                        name: info.name.clone(),
+                        level: raw.level,
+                        payload: f.name,
+                        target: "rgba8".into(),
+                        reason,
+                    }
+                })?;
+                place_rows(&rgba, tight_row as usize, &mut img, i);
+            }
+        }
+        _ => return Err(wrong()),
+    }
+    Ok(img)
+}
+
+/// Copies tight rows `src` of image `i` into `img` at its row pitch.
+pub(crate) fn place_rows(src: &[u8], tight_row: usize, img: &mut LevelImage, i: u32) {
+    let pitch = img.bytes_per_row as usize;
+    let image_len = pitch * img.rows_per_image as usize;
+    let dst = &mut img.data[i as usize * image_len..(i as usize + 1) * image_len];
+    if pitch == tight_row {
+        dst[..src.len()].copy_from_slice(src);
+        return;
+    }
+    for (row, chunk) in src.chunks(tight_row).enumerate() {
+        dst[row * pitch..row * pitch + chunk.len()].copy_from_slice(chunk);
+    }
+}
+
+fn copy_plain(f: &PlainFormat, raw: &RawLevel, tight_row: usize, img: &mut LevelImage) {
+    let stored = f.image_bytes(raw.width, raw.height) as usize;
+    for i in 0..img.images {
+        let src = &raw.data[i as usize * stored..(i as usize + 1) * stored];
+        match f.expand {
+            Expand::None => place_rows(src, tight_row, img, i),
+            Expand::Rgb8 | Expand::Bgr8 => {
+                let swap = f.expand == Expand::Bgr8;
+                let wide: Vec<u8> = src
+                    .chunks_exact(3)
+                    .flat_map(|p| {
+                        if swap {
+                            [p[2], p[1], p[0], 255]
+                        } else {
+                            [p[0], p[1], p[2], 255]
+                        }
+                    })
+                    .collect();
+                place_rows(&wide, tight_row, img, i)
+            }
+        }
+    }
+}
+
+#[cfg(feature = "basis")]
+mod basis {
+    //! Basis Universal transcoding through the pure-Rust `basisu` crate's
+    //! per-image entry points, so a level transcodes from its own bytes alone.
+    use super::*;
+    use basisu::dispatch;
+
+    /// The `basisu` target id of a target format.
+    fn target_id(t: TargetFormat) -> i32 {
+        use dispatch::target as id;
+        match t {
+            TargetFormat::Bc7 => id::BC7_RGBA,
+            TargetFormat::Bc1 => id::BC1_RGB,
+            TargetFormat::Bc3 => id::BC3_RGBA,
+            TargetFormat::Bc4 => id::BC4_R,
+            TargetFormat::Bc5 => id::BC5_RG,
+            TargetFormat::Astc4x4 => id::ASTC_4X4_RGBA,
+            TargetFormat::Etc2Rgba => id::ETC2_RGBA,
+            TargetFormat::Etc2Rgb => id::ETC1_RGB,
+            TargetFormat::EacR11 => id::EAC_R11,
+            TargetFormat::EacRg11 => id::EAC_RG11,
+            TargetFormat::Rgba8 => id::RGBA32,
+        }
+    }
+
+    pub(super) fn transcode(
+        file: &TextureFile,
+        raw: &RawLevel,
+        target: TargetFormat,
+        tight_row: usize,
+        img: &mut LevelImage,
+    ) -> Result<(), TranscodeError> {
+        let info = file.info();
+        let (w, h) = (raw.width, raw.height);
+        let (bx, by) = (w.div_ceil(4), h.div_ceil(4));
+        let mut tight = vec![0u8; target.image_bytes(w, h) as usize];
+        let corrupt = |reason: String| TranscodeError::Corrupt {
+            name: info.name.clone(),
+            level: raw.level,
+            payload: info.payload.name(),
+            target: target.to_string(),
+            reason,
+        };
+        let fmt = target_id(target);
+        for i in 0..img.images {
+            let ok = match info.payload {
+                Payload::Etc1s => {
+                    let codebook = file.etc1s().ok_or_else(|| corrupt("no codebook".into()))?;
+                    let s = raw
+                        .etc1s_slices
+                        .get(i as usize)
+                        .ok_or_else(|| corrupt(format!("no slice table for image {i}")))?;
+                    let slice =
+                        |o: u32, n: u32| raw.data.get(o as usize..(o as usize + n as usize));
+                    let rgb = slice(s.rgb_offset, s.rgb_len)
+                        .ok_or_else(|| corrupt(format!("image {i} colour slice out of range")))?;
+                    let alpha = match s.alpha_len {
+                        0 => None,
+                        n => Some(slice(s.alpha_offset, n).ok_or_else(|| {
+                            corrupt(format!("image {i} alpha slice out of range"))
+                        })?),
+                    };
+                    dispatch::transcode_etc1s(
+                        &codebook.decoder,
+                        rgb,
+                        alpha,
+                        bx,
+                        by,
+                        w,
+                        h,
+                        fmt,
+                        0,
+                        None,
+                        &mut tight,
+                    )
+                }
+                _ => {
+                    let n = (bx * by) as usize * 16;
+                    let blocks = raw
+                        .data
+                        .get(i as usize * n..(i as usize + 1) * n)
+                        .ok_or_else(|| corrupt(format!("image {i} is short")))?;
+                    dispatch::transcode_uastc(
+                        blocks,
+                        info.has_alpha(),
+                        bx,
+                        by,
+                        w,
+                        h,
+                        fmt,
+                        0,
+                        &mut tight,
+                    )
+                }
+            };
+            ok.ok_or_else(|| corrupt(format!("image {i} is malformed")))?;
+            place_rows(&tight, tight_row, img, i);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "basis"))]
+mod basis {
+    use super::*;
+
+    pub(super) fn transcode(
+        file: &TextureFile,
+        _raw: &RawLevel,
+        _target: TargetFormat,
+        _tight_row: usize,
+        _img: &mut LevelImage,
+    ) -> Result<(), TranscodeError> {
+        Err(TranscodeError::BasisDisabled {
+            name: file.info().name.clone(),
+        })
+    }
+}

@@ -1,0 +1,327 @@
+//! Loader threads: read level byte ranges and transcode them, off the render thread.
+//!
+//! A [`Loader`] owns a fixed set of worker threads and a priority queue of
+//! [`LoadRequest`]s. The render thread *submits* requests (cheap: a lock and a
+//! heap push) and *drains* finished [`LoadResult`]s with [`Loader::drain`]
+//! (never blocking) or waits for them with [`Loader::wait`] (for deterministic
+//! "settle" modes and tools). Workers take the highest-priority request, read
+//! the level's bytes from its [`crate::TextureFile`]'s source, transcode them,
+//! and send the result back. They never touch the GPU.
+//!
+//! Queue ownership: `Shared::queue` is filled by `submit` and emptied by the
+//! workers; `Shared::cancelled` is filled by `cancel` and checked (and cleared)
+//! by workers as they pop; the result channel is filled by workers and drained
+//! by the owner of the `Loader`. Dropping the `Loader` stops the workers after
+//! their current level and joins them.
+
+use crate::container::{LevelError, TextureFile};
+use crate::transcode::{self, LevelImage, Output, TranscodeError};
+use std::collections::{BinaryHeap, HashSet};
+use std::fmt;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// One level to read and transcode.
+#[derive(Debug, Clone)]
+pub struct LoadRequest {
+    /// The caller's key for this request (e.g. a texture id); results carry it back.
+    pub key: u64,
+    /// The file to read.
+    pub file: TextureFile,
+    /// The level to read.
+    pub level: u32,
+    /// What to produce.
+    pub output: Output,
+    /// Whether an RGBA target is sRGB.
+    pub srgb: bool,
+    /// Row pitch granularity (1, or 256 for staging buffers).
+    pub row_alignment: u32,
+    /// Larger runs first; equal priorities run in submission order.
+    pub priority: f32,
+}
+
+/// Why a load failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// Reading the level failed.
+    #[error(transparent)]
+    Level(#[from] LevelError),
+    /// Transcoding it failed.
+    #[error(transparent)]
+    Transcode(#[from] TranscodeError),
+    /// The worker panicked (a bug in mipstream or a codec); the loader survives.
+    #[error("{name}: level {level}: the loader thread panicked: {message}")]
+    Panicked {
+        /// The file's name.
+        name: String,
+        /// The level.
+        level: u32,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// A finished request.
+#[derive(Debug)]
+pub struct LoadResult {
+    /// The request's key.
+    pub key: u64,
+    /// The request's level.
+    pub level: u32,
+    /// The output that was asked for.
+    pub output: Output,
+    /// The texels, or why there are none.
+    pub result: Result<LevelImage, LoadError>,
+    /// Time spent reading and transcoding.
+    pub elapsed: Duration,
+}
+
+struct Queued {
+    req: LoadRequest,
+    seq: u64,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.req
+            .priority
+            .total_cmp(&other.req.priority)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    queue: BinaryHeap<Queued>,
+    cancelled: HashSet<(u64, u32)>,
+    seq: u64,
+    busy: usize,
+    /// Cancelled requests dropped by workers since the last drain.
+    discarded: usize,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A pool of loader threads with a priority queue.
+pub struct Loader {
+    shared: Arc<Shared>,
+    results: Receiver<LoadResult>,
+    workers: Vec<JoinHandle<()>>,
+    outstanding: usize,
+}
+
+impl fmt::Debug for Loader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.shared.lock();
+        f.debug_struct("Loader")
+            .field("workers", &self.workers.len())
+            .field("queued", &s.queue.len())
+            .field("busy", &s.busy)
+            .field("outstanding", &self.outstanding)
+            .finish()
+    }
+}
+
+impl Loader {
+    /// Starts `workers` threads (at least one).
+    pub fn new(workers: usize) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+        });
+        let (tx, rx) = mpsc::channel();
+        let workers = (0..workers.max(1))
+            .map(|i| {
+                let shared = shared.clone();
+                let tx = tx.clone();
+                std::thread::Builder::new()
+                    .name(format!("mipstream-loader-{i}"))
+                    .spawn(move || worker_loop(&shared, &tx))
+                    .expect("spawning a loader thread")
+            })
+            .collect();
+        Self {
+            shared,
+            results: rx,
+            workers,
+            outstanding: 0,
+        }
+    }
+
+    /// Number of worker threads.
+    pub fn worker_count(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Queues a request.
+    pub fn submit(&mut self, req: LoadRequest) {
+        let mut s = self.shared.lock();
+        s.cancelled.remove(&(req.key, req.level));
+        s.seq += 1;
+        let seq = s.seq;
+        s.queue.push(Queued { req, seq });
+        self.outstanding += 1;
+        drop(s);
+        self.shared.wake.notify_one();
+    }
+
+    /// Cancels queued requests for `(key, level)`; one already running finishes
+    /// and its result is discarded.
+    pub fn cancel(&mut self, key: u64, level: u32) {
+        self.shared.lock().cancelled.insert((key, level));
+    }
+
+    /// Requests submitted whose results have not been drained yet (cancelled
+    /// ones count until a worker discards them).
+    pub fn outstanding(&self) -> usize {
+        self.outstanding
+    }
+
+    /// Requests still waiting for a worker.
+    pub fn queued(&self) -> usize {
+        self.shared.lock().queue.len()
+    }
+
+    /// Every finished result, without blocking.
+    pub fn drain(&mut self) -> Vec<LoadResult> {
+        let out: Vec<LoadResult> = self.results.try_iter().collect();
+        self.account(&out);
+        out
+    }
+
+    /// Blocks until at least one result arrives or `timeout` passes, then drains.
+    /// Returns at once when nothing is outstanding.
+    pub fn wait(&mut self, timeout: Duration) -> Vec<LoadResult> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.account(&[]);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.outstanding == 0 || left.is_zero() {
+                return Vec::new();
+            }
+            match self
+                .results
+                .recv_timeout(left.min(Duration::from_millis(20)))
+            {
+                Ok(first) => {
+                    let mut out = vec![first];
+                    out.extend(self.results.try_iter());
+                    self.account(&out);
+                    return out;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Vec::new(),
+            }
+        }
+    }
+
+    fn account(&mut self, got: &[LoadResult]) {
+        let discarded = std::mem::take(&mut self.shared.lock().discarded);
+        self.outstanding = self.outstanding.saturating_sub(got.len() + discarded);
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        {
+            let mut s = self.shared.lock();
+            s.shutdown = true;
+            s.queue.clear();
+        }
+        self.shared.wake.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
+    loop {
+        let req = {
+            let mut s = shared.lock();
+            loop {
+                if s.shutdown {
+                    return;
+                }
+                match s.queue.pop() {
+                    Some(q) if s.cancelled.remove(&(q.req.key, q.req.level)) => {
+                        s.discarded += 1;
+                    }
+                    Some(q) => {
+                        s.busy += 1;
+                        break q.req;
+                    }
+                    None => s = shared.wake.wait(s).unwrap_or_else(|e| e.into_inner()),
+                }
+            }
+        };
+        let start = Instant::now();
+        let result = run(&req);
+        let mut s = shared.lock();
+        s.busy -= 1;
+        let cancelled = s.cancelled.remove(&(req.key, req.level));
+        if cancelled {
+            s.discarded += 1;
+        }
+        drop(s);
+        if !cancelled {
+            let _ = tx.send(LoadResult {
+                key: req.key,
+                level: req.level,
+                output: req.output,
+                result,
+                elapsed: start.elapsed(),
+            });
+        }
+    }
+}
+
+/// Reads and transcodes one level, turning a codec panic into an error.
+fn run(req: &LoadRequest) -> Result<LevelImage, LoadError> {
+    let work = || -> Result<LevelImage, LoadError> {
+        let raw = req.file.read_level(req.level)?;
+        Ok(transcode::transcode_level(
+            &req.file,
+            &raw,
+            req.output,
+            req.srgb,
+            req.row_alignment,
+        )?)
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
+        let message = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LoadError::Panicked {
+            name: req.file.info().name.clone(),
+            level: req.level,
+            message,
+        })
+    })
+}
