@@ -9,7 +9,7 @@
 
 use crate::container::{Payload, RawLevel, TextureFile};
 use crate::format::{Expand, PlainFormat};
-use crate::transcode::{self, Output, TranscodeError};
+use crate::transcode::{self, LevelImage, Output, TranscodeError};
 use wgpu::TextureFormat as Tf;
 
 /// An RGBA8 image, rows tightly packed.
@@ -98,6 +98,52 @@ pub fn decode_rgba8(
     Ok(RgbaImage {
         width: raw.width,
         height: raw.height,
+        pixels,
+    })
+}
+
+/// Decodes image `image` of an upload-ready level (any row pitch) to RGBA8.
+///
+/// Useful to check what a GPU should sample from the same bytes.
+pub fn decode_level_image(level: &LevelImage, image: u32) -> Result<RgbaImage, DecodeError> {
+    let f = crate::format::PLAIN_FORMATS
+        .iter()
+        .find(|f| f.gpu == level.format && f.expand == Expand::None)
+        .copied()
+        .filter(can_decode)
+        .ok_or(DecodeError::Unsupported {
+            name: "level image".into(),
+            format: "this GPU format",
+        })?;
+    if image >= level.images {
+        return Err(DecodeError::NoSuchImage {
+            name: "level image".into(),
+            image,
+            count: level.images,
+        });
+    }
+    let tight = f.image_bytes(level.width, 1) as usize;
+    let data: Vec<u8> = level
+        .image(image)
+        .chunks(level.bytes_per_row as usize)
+        .flat_map(|row| &row[..tight])
+        .copied()
+        .collect();
+    let raw = RawLevel {
+        level: level.level,
+        width: level.width,
+        height: level.height,
+        data,
+        etc1s_slices: Vec::new(),
+    };
+    let pixels = decode_plain_image(&f, &raw, 0).map_err(|reason| DecodeError::Corrupt {
+        name: "level image".into(),
+        level: level.level,
+        reason,
+    })?;
+    Ok(RgbaImage {
+        width: level.width,
+        height: level.height,
         pixels,
     })
 }

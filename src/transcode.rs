@@ -202,6 +202,9 @@ pub fn choose_targets(
     let astc = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ASTC);
     let etc2 = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ETC2);
     let srgb = info.srgb && class == TextureClass::Color;
+    // wgpu needs a compressed texture's size to be a whole number of blocks; a
+    // texture that is not gets uncompressed RGBA8 instead of a wrong size.
+    let fits = |(bw, bh): (u32, u32)| info.width % bw == 0 && info.height % bh == 0;
     let choice = |full, compact: Option<TargetFormat>, layout| TargetChoice {
         full: Output::Transcode(full),
         compact: compact.map(Output::Transcode),
@@ -214,7 +217,9 @@ pub fn choose_targets(
             let opaque = info.channels != Channels::Rgba;
             if class == TextureClass::Normal && !opaque {
                 // Basis normal maps keep X in colour and Y in alpha.
-                return Ok(if bc {
+                return Ok(if !fits((4, 4)) {
+                    choice(T::Rgba8, None, ChannelLayout::NormalRa)
+                } else if bc {
                     choice(T::Bc5, None, ChannelLayout::NormalRg)
                 } else if astc {
                     choice(T::Astc4x4, None, ChannelLayout::NormalRa)
@@ -225,7 +230,9 @@ pub fn choose_targets(
                 });
             }
             let compact = |t| opaque.then_some(t);
-            Ok(if bc {
+            Ok(if !fits((4, 4)) {
+                choice(T::Rgba8, None, ChannelLayout::AsAuthored)
+            } else if bc {
                 choice(T::Bc7, compact(T::Bc1), ChannelLayout::AsAuthored)
             } else if astc {
                 choice(T::Astc4x4, None, ChannelLayout::AsAuthored)
@@ -242,7 +249,7 @@ pub fn choose_targets(
             } else {
                 ChannelLayout::AsAuthored
             };
-            let full = if missing.is_empty() {
+            let full = if missing.is_empty() && fits(f.gpu.block_dimensions()) {
                 Output::AsStored
             } else if crate::decode::can_decode(&f) {
                 Output::DecodeToRgba8

@@ -6,8 +6,10 @@
 //! what to install when no adapter exists. [`upload`] turns transcoded levels
 //! into a `wgpu::Texture` holding any contiguous range of mips.
 
+pub mod readback;
 pub mod upload;
 
+pub use readback::{read_rgba8, ReadbackError};
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

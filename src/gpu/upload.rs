@@ -94,6 +94,8 @@ pub struct GpuTexture {
     pub texture: wgpu::Texture,
     /// A view of every mip and layer, with the dimension the file implies.
     pub view: wgpu::TextureView,
+    /// The view's dimension (see [`view_dimension`]).
+    pub view_dimension: wgpu::TextureViewDimension,
     /// The file level stored as the texture's mip 0.
     pub first_level: u32,
     /// Mip levels in the texture.
@@ -178,14 +180,16 @@ pub fn upload_levels(
         });
     }
     write_levels(device, queue, label, &texture, levels, 0)?;
+    let dimension = view_dimension(info);
     let view = texture.create_view(&wgpu::TextureViewDescriptor {
         label: Some(label),
-        dimension: Some(view_dimension(info)),
+        dimension: Some(dimension),
         ..Default::default()
     });
     Ok(GpuTexture {
         texture,
         view,
+        view_dimension: dimension,
         first_level: first.level,
         level_count: levels.len() as u32,
         format,
@@ -235,12 +239,16 @@ pub fn write_levels(
 }
 
 /// The view dimension a file's layout implies.
+///
+/// A one-layer array is viewed as a plain 2D texture: wgpu's GL backend cannot
+/// tell the two apart (it picks the GL texture target from the layer count), so
+/// this keeps bind group layouts identical on every backend.
 pub fn view_dimension(info: &TextureInfo) -> wgpu::TextureViewDimension {
-    match (info.faces, info.is_array) {
-        (6, true) => wgpu::TextureViewDimension::CubeArray,
-        (6, false) => wgpu::TextureViewDimension::Cube,
-        (_, true) => wgpu::TextureViewDimension::D2Array,
-        _ => wgpu::TextureViewDimension::D2,
+    match (info.faces, info.layers) {
+        (6, 1) => wgpu::TextureViewDimension::Cube,
+        (6, _) => wgpu::TextureViewDimension::CubeArray,
+        (_, 1) => wgpu::TextureViewDimension::D2,
+        _ => wgpu::TextureViewDimension::D2Array,
     }
 }
 
