@@ -31,7 +31,8 @@
 //! let choice = transcode::choose_targets(info, TextureClass::Color, wgpu::Features::TEXTURE_COMPRESSION_BC)?;
 //! let last = info.levels.len() as u32 - 1;
 //! let raw = file.read_level(last)?; // reads this level's bytes and nothing else
-//! let level = transcode::transcode_level(&file, &raw, choice.full, choice.srgb, 1)?;
+//! let opts = transcode::TranscodeOptions::new(choice.full, choice.srgb);
+//! let level = transcode::transcode_level(&file, &raw, &opts)?;
 //! assert_eq!(level.format, wgpu::TextureFormat::Bc7RgbaUnormSrgb);
 //! # Ok(())
 //! # }

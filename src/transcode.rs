@@ -41,10 +41,18 @@ pub enum Tier {
 }
 
 /// How the channels of the uploaded texture should be read by a shader.
+///
+/// Basis Universal stores one- and two-channel images in colour blocks, and
+/// mipstream keeps that layout on every target so a texture samples the same
+/// on every adapter; this says where the data is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChannelLayout {
     /// Channels as authored.
     AsAuthored,
+    /// One channel, replicated into red, green and blue: read `.r`.
+    RedReplicated,
+    /// Two channels stored as (r, r, r, g): read `.ra`.
+    RedGreenInRedAlpha,
     /// A normal map with X in red and Y in green (BC5, EAC RG11).
     NormalRg,
     /// A normal map with X in red and Y in alpha (Basis normal-map layout
@@ -214,7 +222,8 @@ pub fn choose_targets(
     match info.payload {
         Payload::Etc1s | Payload::Uastc => {
             use TargetFormat as T;
-            let opaque = info.channels != Channels::Rgba;
+            // RG data keeps its second channel in alpha, so only R and RGB are opaque
+            let opaque = matches!(info.channels, Channels::R | Channels::Rgb);
             if class == TextureClass::Normal && !opaque {
                 // Basis normal maps keep X in colour and Y in alpha.
                 return Ok(if !fits((4, 4)) {
@@ -230,16 +239,21 @@ pub fn choose_targets(
                 });
             }
             let compact = |t| opaque.then_some(t);
+            let layout = match info.channels {
+                Channels::R => ChannelLayout::RedReplicated,
+                Channels::Rg => ChannelLayout::RedGreenInRedAlpha,
+                _ => ChannelLayout::AsAuthored,
+            };
             Ok(if !fits((4, 4)) {
-                choice(T::Rgba8, None, ChannelLayout::AsAuthored)
+                choice(T::Rgba8, None, layout)
             } else if bc {
-                choice(T::Bc7, compact(T::Bc1), ChannelLayout::AsAuthored)
+                choice(T::Bc7, compact(T::Bc1), layout)
             } else if astc {
-                choice(T::Astc4x4, None, ChannelLayout::AsAuthored)
+                choice(T::Astc4x4, None, layout)
             } else if etc2 {
-                choice(T::Etc2Rgba, compact(T::Etc2Rgb), ChannelLayout::AsAuthored)
+                choice(T::Etc2Rgba, compact(T::Etc2Rgb), layout)
             } else {
-                choice(T::Rgba8, None, ChannelLayout::AsAuthored)
+                choice(T::Rgba8, None, layout)
             })
         }
         Payload::Plain(f) => {
@@ -280,18 +294,52 @@ pub fn output_format(info: &TextureInfo, output: Output, srgb: bool) -> wgpu::Te
     }
 }
 
+/// How a level is transcoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TranscodeOptions {
+    /// What to produce.
+    pub output: Output,
+    /// Whether an RGBA target carries sRGB colour (see [`TargetChoice::srgb`]).
+    pub srgb: bool,
+    /// Row pitch granularity in bytes: 1 for tight rows (`Queue::write_texture`),
+    /// [`wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`] for staging buffers. Default: 1.
+    pub row_alignment: u32,
+    /// Smooth ETC1S chroma across blocks when transcoding to BC7, as Basis
+    /// Universal 2 does by default (a little closer to the source image). Off
+    /// reproduces Basis Universal 1.16's output bit for bit. Default: on.
+    pub etc1s_chroma_filter: bool,
+}
+
+impl TranscodeOptions {
+    /// Options for `output` with the defaults above.
+    pub fn new(output: Output, srgb: bool) -> Self {
+        Self {
+            output,
+            srgb,
+            row_alignment: 1,
+            etc1s_chroma_filter: true,
+        }
+    }
+
+    /// The same options with another row alignment.
+    pub fn with_row_alignment(mut self, row_alignment: u32) -> Self {
+        self.row_alignment = row_alignment;
+        self
+    }
+}
+
 /// Produces the upload-ready texels of one level.
-///
-/// `row_alignment` is the row pitch granularity in bytes: 1 for tight rows
-/// (`Queue::write_texture`), [`wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`] for staging
-/// buffers.
 pub fn transcode_level(
     file: &TextureFile,
     raw: &RawLevel,
-    output: Output,
-    srgb: bool,
-    row_alignment: u32,
+    opts: &TranscodeOptions,
 ) -> Result<LevelImage, TranscodeError> {
+    let TranscodeOptions {
+        output,
+        srgb,
+        row_alignment,
+        ..
+    } = *opts;
     let info = file.info();
     let format = output_format(info, output, srgb);
     let (bw, bh) = format.block_dimensions();
@@ -317,7 +365,7 @@ pub fn transcode_level(
     };
     match (output, info.payload) {
         (Output::Transcode(t), Payload::Etc1s | Payload::Uastc) => {
-            basis::transcode(file, raw, t, tight_row as usize, &mut img)?
+            basis::transcode(file, raw, t, opts, tight_row as usize, &mut img)?
         }
         (Output::AsStored, Payload::Plain(f)) => copy_plain(&f, raw, tight_row as usize, &mut img),
         (Output::DecodeToRgba8, Payload::Plain(f)) => {
@@ -406,10 +454,16 @@ mod basis {
         file: &TextureFile,
         raw: &RawLevel,
         target: TargetFormat,
+        opts: &TranscodeOptions,
         tight_row: usize,
         img: &mut LevelImage,
     ) -> Result<(), TranscodeError> {
         let info = file.info();
+        let flags = if opts.etc1s_chroma_filter {
+            0
+        } else {
+            dispatch::decode_flags::NO_ETC1S_CHROMA_FILTERING
+        };
         let (w, h) = (raw.width, raw.height);
         let (bx, by) = (w.div_ceil(4), h.div_ceil(4));
         let mut tight = vec![0u8; target.image_bytes(w, h) as usize];
@@ -448,7 +502,7 @@ mod basis {
                         w,
                         h,
                         fmt,
-                        0,
+                        flags,
                         None,
                         &mut tight,
                     )
@@ -487,6 +541,7 @@ mod basis {
         file: &TextureFile,
         _raw: &RawLevel,
         _target: TargetFormat,
+        _opts: &TranscodeOptions,
         _tight_row: usize,
         _img: &mut LevelImage,
     ) -> Result<(), TranscodeError> {

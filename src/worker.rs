@@ -15,7 +15,7 @@
 //! their current level and joins them.
 
 use crate::container::{LevelError, TextureFile};
-use crate::transcode::{self, LevelImage, Output, TranscodeError};
+use crate::transcode::{self, LevelImage, Output, TranscodeError, TranscodeOptions};
 use std::collections::{BinaryHeap, HashSet};
 use std::fmt;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -32,12 +32,8 @@ pub struct LoadRequest {
     pub file: TextureFile,
     /// The level to read.
     pub level: u32,
-    /// What to produce.
-    pub output: Output,
-    /// Whether an RGBA target is sRGB.
-    pub srgb: bool,
-    /// Row pitch granularity (1, or 256 for staging buffers).
-    pub row_alignment: u32,
+    /// What to produce, and how.
+    pub options: TranscodeOptions,
     /// Larger runs first; equal priorities run in submission order.
     pub priority: f32,
 }
@@ -292,7 +288,7 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
             let _ = tx.send(LoadResult {
                 key: req.key,
                 level: req.level,
-                output: req.output,
+                output: req.options.output,
                 result,
                 elapsed: start.elapsed(),
             });
@@ -304,13 +300,7 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
 fn run(req: &LoadRequest) -> Result<LevelImage, LoadError> {
     let work = || -> Result<LevelImage, LoadError> {
         let raw = req.file.read_level(req.level)?;
-        Ok(transcode::transcode_level(
-            &req.file,
-            &raw,
-            req.output,
-            req.srgb,
-            req.row_alignment,
-        )?)
+        Ok(transcode::transcode_level(&req.file, &raw, &req.options)?)
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
         let message = p

@@ -31,7 +31,7 @@ fn load_upload_and_compare(path: &Path) -> Result<Outcome, String> {
     let mut levels = Vec::new();
     for l in 0..info.levels.len() as u32 {
         let raw = file.read_level(l).map_err(|e| e.to_string())?;
-        let img = transcode::transcode_level(&file, &raw, choice.full, choice.srgb, 1)
+        let img = transcode::transcode_level(&file, &raw, &transcode::TranscodeOptions::new(choice.full, choice.srgb))
             .map_err(|e| e.to_string())?;
         levels.push(img);
     }
