@@ -103,6 +103,7 @@ pub(super) fn parse(src: &dyn ByteSource) -> Result<Parsed, OpenError> {
     if dfd_len == 0 {
         return Err(cx.invalid("the file has no Data Format Descriptor (dfdByteLength is 0)"));
     }
+    check_section_layout(&cx, &h, index_end, supercompression)?;
     let dfd_bytes = cx.section("the DFD", dfd_off, dfd_len)?;
     let dfd = dfd::parse(&dfd_bytes, &mut warnings).map_err(|r| cx.invalid(r))?;
 
@@ -493,6 +494,52 @@ fn alignment(payload: &Payload) -> u64 {
         a
     };
     block * 4 / gcd(block, 4)
+}
+
+/// The specification places the metadata sections back to back: the DFD right
+/// after the level index, the key/value data right after the DFD, and the
+/// global data at the next multiple of 8. A section elsewhere means the index
+/// points at the wrong bytes.
+fn check_section_layout(
+    cx: &Ctx<'_>,
+    h: &Header,
+    index_end: u64,
+    sc: Supercompression,
+) -> Result<(), OpenError> {
+    let ix = &h.index;
+    if ix.dfd_byte_offset as u64 != index_end {
+        return Err(cx.invalid(format!(
+            "dfdByteOffset is {} but the DFD must start right after the level index, at {index_end}",
+            ix.dfd_byte_offset
+        )));
+    }
+    let mut end = index_end + ix.dfd_byte_length as u64;
+    if ix.kvd_byte_length > 0 {
+        if ix.kvd_byte_offset as u64 != end {
+            return Err(cx.invalid(format!(
+                "kvdByteOffset is {} but the key/value data must start right after the DFD, at {end}",
+                ix.kvd_byte_offset
+            )));
+        }
+        end += ix.kvd_byte_length as u64;
+    }
+    if ix.sgd_byte_length > 0 {
+        if sc != Supercompression::BasisLz {
+            return Err(cx.invalid(format!(
+                "sgdByteLength is {} but {} supercompression has no global data",
+                ix.sgd_byte_length,
+                sc.name()
+            )));
+        }
+        let want = end.next_multiple_of(8);
+        if ix.sgd_byte_offset != want {
+            return Err(cx.invalid(format!(
+                "sgdByteOffset is {} but the global data must start at {want} (the next multiple of 8)",
+                ix.sgd_byte_offset
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn check_overlaps(

@@ -500,21 +500,30 @@ fn inflate_zlib(data: &[u8], expected: u64) -> Result<Vec<u8>, String> {
     read_bounded(&mut decoder, expected)
 }
 
-/// Reads exactly `expected` bytes from a decoder and checks that it ends there,
-/// never buffering more than `expected + 1` bytes.
+/// Reads exactly `expected` bytes from a decoder and checks that it ends there.
+///
+/// The buffer grows with the data actually produced (never beyond `expected`),
+/// so a small stream that claims a huge size costs only what it inflates to.
 fn read_bounded(decoder: &mut dyn std::io::Read, expected: u64) -> Result<Vec<u8>, String> {
-    let mut out = vec![0u8; expected as usize];
-    let mut filled = 0;
-    while filled < out.len() {
-        match decoder.read(&mut out[filled..]) {
-            Ok(0) => {
-                return Err(format!(
-                    "inflates to {filled} bytes but the level index declares {expected}"
-                ))
+    const CHUNK: usize = 1 << 20;
+    let expected = expected as usize;
+    let mut out: Vec<u8> = Vec::with_capacity(expected.min(CHUNK));
+    while out.len() < expected {
+        let start = out.len();
+        let want = (expected - start).min(CHUNK.max(start));
+        out.resize(start + want, 0);
+        let mut filled = start;
+        while filled < out.len() {
+            match decoder.read(&mut out[filled..]) {
+                Ok(0) => {
+                    return Err(format!(
+                        "inflates to {filled} bytes but the level index declares {expected}"
+                    ))
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
             }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.to_string()),
         }
     }
     let mut extra = [0u8; 1];
