@@ -1,0 +1,222 @@
+//! The `mipstream` command line: `info`, `decode`, `cook`, and its error contract
+//! (one `error:` line on stderr, exit status 1; never a panic or a signal).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mipstream(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mipstream")).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the error contract and returns the message.
+fn assert_clean_failure(o: &Output, what: &str) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{what}: status {:?}, stderr {err}", o.status);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        lines.len() == 1 && lines[0].starts_with("error: "),
+        "{what}: stderr must be one `error:` line, got {err:?}"
+    );
+    lines[0].to_owned()
+}
+
+fn kodak(name: &str) -> PathBuf {
+    common::shared_data().join("ktx2-samples/kodak-vulkan").join(name)
+}
+
+#[test]
+fn info_json_describes_levels_and_dfd() {
+    let path = kodak("kodim23_UASTC.ktx2");
+    let o = mipstream(&["info", path.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["format"], "UASTC");
+    assert_eq!(v["container"], "KTX2");
+    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(768), Some(512)));
+    assert_eq!(v["level_count"], 10);
+    let levels = v["levels"].as_array().unwrap();
+    assert_eq!(levels[2]["width"], 192);
+    let r = &levels[2]["ranges"][0];
+    assert!(r["offset"].as_u64().unwrap() > 0 && r["length"].as_u64().unwrap() > 0);
+    assert_eq!(v["dfd"]["color_model"], 166);
+    assert_eq!(v["srgb"], true);
+    let text = mipstream(&["info", path.to_str().unwrap()]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("UASTC, 768x512, 10 level(s)") && t.contains("192x128"), "{t}");
+}
+
+#[test]
+fn decode_writes_the_level_as_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("l2.png");
+    let path = kodak("kodim23_ETC1S.ktx2");
+    let o = mipstream(&["decode", path.to_str().unwrap(), "--level", "2", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let png = image::open(&out).unwrap().to_rgba8();
+    assert_eq!(png.dimensions(), (192, 128));
+    let f = mipstream::TextureFile::open_path(&path).unwrap();
+    let lib = mipstream::decode::decode_rgba8(&f, &f.read_level(2).unwrap(), 0).unwrap();
+    assert!(png.as_raw() == &lib.pixels, "CLI and library decodes differ");
+    // a cubemap face
+    let cube = common::shared_data().join("ktx2-conformance/input/ktx2_sample/cubemap_yokohama_basis_rd.ktx2");
+    let o = mipstream(&["decode", cube.to_str().unwrap(), "--level", "9", "--face", "5", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(image::open(&out).unwrap().width(), 4);
+}
+
+#[test]
+fn bad_input_gets_one_error_line_and_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.png");
+    let out = out.to_str().unwrap();
+    let missing = mipstream(&["info", "/no/such/file.ktx2"]);
+    assert!(assert_clean_failure(&missing, "missing").contains("/no/such/file.ktx2"));
+    let text = dir.path().join("notes.ktx2");
+    std::fs::write(&text, "hello, not a texture").unwrap();
+    let e = assert_clean_failure(&mipstream(&["info", text.to_str().unwrap()]), "text file");
+    assert!(e.contains("not a KTX2"), "{e}");
+    let k = kodak("kodim23_UASTC.ktx2");
+    let e = assert_clean_failure(&mipstream(&["decode", k.to_str().unwrap(), "--level", "10", "-o", out]), "level");
+    assert!(e.contains("level 10") && e.contains("10 level(s)"), "{e}");
+    let e = assert_clean_failure(&mipstream(&["decode", k.to_str().unwrap(), "--face", "3", "-o", out]), "face");
+    assert!(e.contains("face 3"), "{e}");
+    let three_d = common::shared_data().join("ktx2-conformance/input/ktx2_sample/astc_ldr_6x6_3dtex_7.ktx2");
+    let e = assert_clean_failure(&mipstream(&["info", three_d.to_str().unwrap()]), "3D");
+    assert!(e.contains("unsupported: 3D"), "{e}");
+    let newer = common::shared_data().join("ktx2-samples/basis-universal/newer-format/kodim01.ktx2");
+    let e = assert_clean_failure(&mipstream(&["info", newer.to_str().unwrap()]), "newer Basis");
+    assert!(e.contains("XUASTC"), "{e}");
+    let bc = common::shared_data().join("ktx2-conformance/input/ktx2_sample/pattern_02_bc2.ktx2");
+    let o = mipstream(&["decode", bc.to_str().unwrap(), "--level", "3", "-o", "/no/such/dir/x.png"]);
+    assert_clean_failure(&o, "unwritable output");
+}
+
+/// `info` over every malformed file: status 0 or a clean failure, never a panic.
+#[test]
+fn info_survives_every_malformed_file() {
+    let data = common::shared_data();
+    let mut files = common::files_with(&data.join("ktx2-conformance/input/validate"), &[".ktx2"]);
+    files.extend(common::files_with(&data.join("ktx2-samples/ktx-software/tests/badktx2"), &[".ktx2"]));
+    let (mut ok, mut failed) = (0, 0);
+    for f in &files {
+        let o = mipstream(&["info", f.to_str().unwrap(), "--json"]);
+        if o.status.success() {
+            serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .unwrap_or_else(|e| panic!("{}: invalid JSON: {e}", f.display()));
+            ok += 1;
+        } else {
+            assert_clean_failure(&o, &f.display().to_string());
+            failed += 1;
+        }
+    }
+    eprintln!("info: {ok} described, {failed} refused");
+    assert_eq!(ok + failed, 1162);
+}
+
+fn basisu(args: &[&str]) -> Output {
+    Command::new(common::basisu_tool()).args(args).output().unwrap()
+}
+
+fn cook(input: &Path, output: &Path, extra: &[&str]) {
+    let mut args = vec!["cook", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = mipstream(&args);
+    assert!(o.status.success(), "cook failed: {}", stderr(&o));
+}
+
+/// A cooked photo is a valid KTX2 by the reference tool, has a full mip chain,
+/// and decodes back within what UASTC promises (level 0 above 35 dB).
+#[test]
+fn cooked_photo_passes_the_reference_validator_and_keeps_its_quality() {
+    let src = common::shared_data().join("ktx2-samples/basis-universal/kodim23.png");
+    let dir = tempfile::tempdir().unwrap();
+    for (codec, min_psnr) in [("uastc", 35.0), ("etc1s", 28.0)] {
+        let out = dir.path().join(format!("k23-{codec}.ktx2"));
+        cook(&src, &out, &["--codec", codec]);
+        for check in ["-validate", "-info"] {
+            let o = basisu(&[check, out.to_str().unwrap()]);
+            let log = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.success() && log.contains("Success"), "basisu {check} rejected {codec}:\n{log}");
+        }
+        let f = mipstream::TextureFile::open_path(&out).unwrap();
+        assert_eq!(f.info().levels.len(), 10, "full chain to 1x1");
+        let d = mipstream::decode::decode_rgba8(&f, &f.read_level(0).unwrap(), 0).unwrap();
+        let ours = image::RgbaImage::from_raw(d.width, d.height, d.pixels).unwrap();
+        let source = image::open(&src).unwrap().to_rgba8();
+        let p = common::psnr_channels(&ours, &source, 3);
+        eprintln!("{codec}: level 0 PSNR {p:.2} dB, {} bytes", std::fs::metadata(&out).unwrap().len());
+        assert!(p > min_psnr, "{codec}: PSNR {p:.2} dB <= {min_psnr}");
+    }
+}
+
+#[test]
+fn cook_normal_map_and_linear_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let normal = dir.path().join("n.png");
+    image::RgbaImage::from_fn(64, 32, |x, y| {
+        let (nx, ny) = ((x as f32 / 63.0 - 0.5) * 0.8, (y as f32 / 31.0 - 0.5) * 0.8);
+        let nz = (1.0 - nx * nx - ny * ny).sqrt();
+        let q = |v: f32| ((v * 0.5 + 0.5) * 255.0).round() as u8;
+        image::Rgba([q(nx), q(ny), q(nz), 255])
+    })
+    .save(&normal)
+    .unwrap();
+    let out = dir.path().join("n.ktx2");
+    cook(&normal, &out, &["--normal-map"]);
+    let o = basisu(&["-validate", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let f = mipstream::TextureFile::open_path(&out).unwrap();
+    assert!(!f.info().srgb);
+    assert!(f.info().has_alpha(), "normal maps carry Y in alpha");
+    let c = mipstream::transcode::choose_targets(f.info(), mipstream::TextureClass::Normal, wgpu::Features::TEXTURE_COMPRESSION_BC).unwrap();
+    assert_eq!(c.full, mipstream::transcode::Output::Transcode(mipstream::TargetFormat::Bc5));
+    assert_eq!(c.layout, mipstream::transcode::ChannelLayout::NormalRg);
+    let lin = dir.path().join("l.ktx2");
+    cook(&normal, &lin, &["--linear", "--codec", "etc1s"]);
+    assert!(!mipstream::TextureFile::open_path(&lin).unwrap().info().srgb);
+}
+
+#[test]
+fn cook_many_inputs_into_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for i in 0..3 {
+        let p = dir.path().join(format!("in{i}.png"));
+        image::RgbaImage::from_fn(32 + 8 * i, 16, |x, y| image::Rgba([(x * 7) as u8, (y * 13) as u8, (i * 80) as u8, 255])).save(&p).unwrap();
+        inputs.push(p);
+    }
+    let jpg = dir.path().join("photo.jpg");
+    image::RgbImage::from_fn(40, 24, |x, y| image::Rgb([(x * 5) as u8, (y * 9) as u8, 100])).save(&jpg).unwrap();
+    inputs.push(jpg);
+    let out = dir.path().join("out");
+    let mut args = vec!["cook".to_owned()];
+    args.extend(inputs.iter().map(|p| p.to_str().unwrap().to_owned()));
+    args.extend(["-o".into(), out.to_str().unwrap().to_owned()]);
+    let o = Command::new(env!("CARGO_BIN_EXE_mipstream")).args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for name in ["in0", "in1", "in2", "photo"] {
+        let f = mipstream::TextureFile::open_path(out.join(format!("{name}.ktx2"))).unwrap();
+        assert!(f.info().levels.len() >= 5);
+    }
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 4, "one line per cooked file");
+}
+
+#[test]
+fn cook_refuses_bad_input_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.ktx2");
+    let e = assert_clean_failure(&mipstream(&["cook", "/no/such.png", "-o", out.to_str().unwrap()]), "missing");
+    assert!(e.contains("/no/such.png"), "{e}");
+    let bogus = dir.path().join("bogus.png");
+    std::fs::write(&bogus, b"\x89PNG\r\n\x1a\nthis is not really a png").unwrap();
+    let e = assert_clean_failure(&mipstream(&["cook", bogus.to_str().unwrap(), "-o", out.to_str().unwrap()]), "corrupt");
+    assert!(e.contains("bogus.png") && e.contains("PNG/JPEG"), "{e}");
+    let o = mipstream(&["cook", bogus.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quality", "101"]);
+    assert_eq!(o.status.code(), Some(2), "clap rejects an out-of-range quality with usage status 2");
+}
