@@ -78,7 +78,11 @@ pub fn decode_rgba8(
     let pixels = match info.payload {
         Payload::Etc1s | Payload::Uastc => {
             let out = Output::Transcode(crate::format::TargetFormat::Rgba8);
-            let level = transcode::transcode_level(file, raw, &transcode::TranscodeOptions::new(out, false))?;
+            let level = transcode::transcode_level(
+                file,
+                raw,
+                &transcode::TranscodeOptions::new(out, false),
+            )?;
             level.image(image).to_vec()
         }
         Payload::Plain(f) => {

@@ -212,7 +212,8 @@ pub fn choose_targets(
     let srgb = info.srgb && class == TextureClass::Color;
     // wgpu needs a compressed texture's size to be a whole number of blocks; a
     // texture that is not gets uncompressed RGBA8 instead of a wrong size.
-    let fits = |(bw, bh): (u32, u32)| info.width % bw == 0 && info.height % bh == 0;
+    let fits =
+        |(bw, bh): (u32, u32)| info.width.is_multiple_of(bw) && info.height.is_multiple_of(bh);
     let choice = |full, compact: Option<TargetFormat>, layout| TargetChoice {
         full: Output::Transcode(full),
         compact: compact.map(Output::Transcode),

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn mipstream(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mipstream")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_mipstream"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -17,7 +20,12 @@ fn stderr(o: &Output) -> String {
 /// Asserts the error contract and returns the message.
 fn assert_clean_failure(o: &Output, what: &str) -> String {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(1), "{what}: status {:?}, stderr {err}", o.status);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{what}: status {:?}, stderr {err}",
+        o.status
+    );
     let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
     assert!(
         lines.len() == 1 && lines[0].starts_with("error: "),
@@ -27,7 +35,9 @@ fn assert_clean_failure(o: &Output, what: &str) -> String {
 }
 
 fn kodak(name: &str) -> PathBuf {
-    common::shared_data().join("ktx2-samples/kodak-vulkan").join(name)
+    common::shared_data()
+        .join("ktx2-samples/kodak-vulkan")
+        .join(name)
 }
 
 #[test]
@@ -38,7 +48,10 @@ fn info_json_describes_levels_and_dfd() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["format"], "UASTC");
     assert_eq!(v["container"], "KTX2");
-    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(768), Some(512)));
+    assert_eq!(
+        (v["width"].as_u64(), v["height"].as_u64()),
+        (Some(768), Some(512))
+    );
     assert_eq!(v["level_count"], 10);
     let levels = v["levels"].as_array().unwrap();
     assert_eq!(levels[2]["width"], 192);
@@ -48,7 +61,10 @@ fn info_json_describes_levels_and_dfd() {
     assert_eq!(v["srgb"], true);
     let text = mipstream(&["info", path.to_str().unwrap()]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(t.contains("UASTC, 768x512, 10 level(s)") && t.contains("192x128"), "{t}");
+    assert!(
+        t.contains("UASTC, 768x512, 10 level(s)") && t.contains("192x128"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -56,16 +72,36 @@ fn decode_writes_the_level_as_png() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("l2.png");
     let path = kodak("kodim23_ETC1S.ktx2");
-    let o = mipstream(&["decode", path.to_str().unwrap(), "--level", "2", "-o", out.to_str().unwrap()]);
+    let o = mipstream(&[
+        "decode",
+        path.to_str().unwrap(),
+        "--level",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let png = image::open(&out).unwrap().to_rgba8();
     assert_eq!(png.dimensions(), (192, 128));
     let f = mipstream::TextureFile::open_path(&path).unwrap();
     let lib = mipstream::decode::decode_rgba8(&f, &f.read_level(2).unwrap(), 0).unwrap();
-    assert!(png.as_raw() == &lib.pixels, "CLI and library decodes differ");
+    assert!(
+        png.as_raw() == &lib.pixels,
+        "CLI and library decodes differ"
+    );
     // a cubemap face
-    let cube = common::shared_data().join("ktx2-conformance/input/ktx2_sample/cubemap_yokohama_basis_rd.ktx2");
-    let o = mipstream(&["decode", cube.to_str().unwrap(), "--level", "9", "--face", "5", "-o", out.to_str().unwrap()]);
+    let cube = common::shared_data()
+        .join("ktx2-conformance/input/ktx2_sample/cubemap_yokohama_basis_rd.ktx2");
+    let o = mipstream(&[
+        "decode",
+        cube.to_str().unwrap(),
+        "--level",
+        "9",
+        "--face",
+        "5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(image::open(&out).unwrap().width(), 4);
 }
@@ -82,18 +118,36 @@ fn bad_input_gets_one_error_line_and_status_1() {
     let e = assert_clean_failure(&mipstream(&["info", text.to_str().unwrap()]), "text file");
     assert!(e.contains("not a KTX2"), "{e}");
     let k = kodak("kodim23_UASTC.ktx2");
-    let e = assert_clean_failure(&mipstream(&["decode", k.to_str().unwrap(), "--level", "10", "-o", out]), "level");
+    let e = assert_clean_failure(
+        &mipstream(&["decode", k.to_str().unwrap(), "--level", "10", "-o", out]),
+        "level",
+    );
     assert!(e.contains("level 10") && e.contains("10 level(s)"), "{e}");
-    let e = assert_clean_failure(&mipstream(&["decode", k.to_str().unwrap(), "--face", "3", "-o", out]), "face");
+    let e = assert_clean_failure(
+        &mipstream(&["decode", k.to_str().unwrap(), "--face", "3", "-o", out]),
+        "face",
+    );
     assert!(e.contains("face 3"), "{e}");
-    let three_d = common::shared_data().join("ktx2-conformance/input/ktx2_sample/astc_ldr_6x6_3dtex_7.ktx2");
+    let three_d =
+        common::shared_data().join("ktx2-conformance/input/ktx2_sample/astc_ldr_6x6_3dtex_7.ktx2");
     let e = assert_clean_failure(&mipstream(&["info", three_d.to_str().unwrap()]), "3D");
     assert!(e.contains("unsupported: 3D"), "{e}");
-    let newer = common::shared_data().join("ktx2-samples/basis-universal/newer-format/kodim01.ktx2");
-    let e = assert_clean_failure(&mipstream(&["info", newer.to_str().unwrap()]), "newer Basis");
+    let newer =
+        common::shared_data().join("ktx2-samples/basis-universal/newer-format/kodim01.ktx2");
+    let e = assert_clean_failure(
+        &mipstream(&["info", newer.to_str().unwrap()]),
+        "newer Basis",
+    );
     assert!(e.contains("XUASTC"), "{e}");
     let bc = common::shared_data().join("ktx2-conformance/input/ktx2_sample/pattern_02_bc2.ktx2");
-    let o = mipstream(&["decode", bc.to_str().unwrap(), "--level", "3", "-o", "/no/such/dir/x.png"]);
+    let o = mipstream(&[
+        "decode",
+        bc.to_str().unwrap(),
+        "--level",
+        "3",
+        "-o",
+        "/no/such/dir/x.png",
+    ]);
     assert_clean_failure(&o, "unwritable output");
 }
 
@@ -102,7 +156,10 @@ fn bad_input_gets_one_error_line_and_status_1() {
 fn info_survives_every_malformed_file() {
     let data = common::shared_data();
     let mut files = common::files_with(&data.join("ktx2-conformance/input/validate"), &[".ktx2"]);
-    files.extend(common::files_with(&data.join("ktx2-samples/ktx-software/tests/badktx2"), &[".ktx2"]));
+    files.extend(common::files_with(
+        &data.join("ktx2-samples/ktx-software/tests/badktx2"),
+        &[".ktx2"],
+    ));
     let (mut ok, mut failed) = (0, 0);
     for f in &files {
         let o = mipstream(&["info", f.to_str().unwrap(), "--json"]);
@@ -120,11 +177,19 @@ fn info_survives_every_malformed_file() {
 }
 
 fn basisu(args: &[&str]) -> Output {
-    Command::new(common::basisu_tool()).args(args).output().unwrap()
+    Command::new(common::basisu_tool())
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn cook(input: &Path, output: &Path, extra: &[&str]) {
-    let mut args = vec!["cook", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
+    let mut args = vec![
+        "cook",
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     let o = mipstream(&args);
     assert!(o.status.success(), "cook failed: {}", stderr(&o));
@@ -142,7 +207,10 @@ fn cooked_photo_passes_the_reference_validator_and_keeps_its_quality() {
         for check in ["-validate", "-info"] {
             let o = basisu(&[check, out.to_str().unwrap()]);
             let log = String::from_utf8_lossy(&o.stdout);
-            assert!(o.status.success() && log.contains("Success"), "basisu {check} rejected {codec}:\n{log}");
+            assert!(
+                o.status.success() && log.contains("Success"),
+                "basisu {check} rejected {codec}:\n{log}"
+            );
         }
         let f = mipstream::TextureFile::open_path(&out).unwrap();
         assert_eq!(f.info().levels.len(), 10, "full chain to 1x1");
@@ -150,7 +218,10 @@ fn cooked_photo_passes_the_reference_validator_and_keeps_its_quality() {
         let ours = image::RgbaImage::from_raw(d.width, d.height, d.pixels).unwrap();
         let source = image::open(&src).unwrap().to_rgba8();
         let p = common::psnr_channels(&ours, &source, 3);
-        eprintln!("{codec}: level 0 PSNR {p:.2} dB, {} bytes", std::fs::metadata(&out).unwrap().len());
+        eprintln!(
+            "{codec}: level 0 PSNR {p:.2} dB, {} bytes",
+            std::fs::metadata(&out).unwrap().len()
+        );
         assert!(p > min_psnr, "{codec}: PSNR {p:.2} dB <= {min_psnr}");
     }
 }
@@ -174,8 +245,16 @@ fn cook_normal_map_and_linear_data() {
     let f = mipstream::TextureFile::open_path(&out).unwrap();
     assert!(!f.info().srgb);
     assert!(f.info().has_alpha(), "normal maps carry Y in alpha");
-    let c = mipstream::transcode::choose_targets(f.info(), mipstream::TextureClass::Normal, wgpu::Features::TEXTURE_COMPRESSION_BC).unwrap();
-    assert_eq!(c.full, mipstream::transcode::Output::Transcode(mipstream::TargetFormat::Bc5));
+    let c = mipstream::transcode::choose_targets(
+        f.info(),
+        mipstream::TextureClass::Normal,
+        wgpu::Features::TEXTURE_COMPRESSION_BC,
+    )
+    .unwrap();
+    assert_eq!(
+        c.full,
+        mipstream::transcode::Output::Transcode(mipstream::TargetFormat::Bc5)
+    );
     assert_eq!(c.layout, mipstream::transcode::ChannelLayout::NormalRg);
     let lin = dir.path().join("l.ktx2");
     cook(&normal, &lin, &["--linear", "--codec", "etc1s"]);
@@ -188,35 +267,67 @@ fn cook_many_inputs_into_a_directory() {
     let mut inputs = Vec::new();
     for i in 0..3 {
         let p = dir.path().join(format!("in{i}.png"));
-        image::RgbaImage::from_fn(32 + 8 * i, 16, |x, y| image::Rgba([(x * 7) as u8, (y * 13) as u8, (i * 80) as u8, 255])).save(&p).unwrap();
+        image::RgbaImage::from_fn(32 + 8 * i, 16, |x, y| {
+            image::Rgba([(x * 7) as u8, (y * 13) as u8, (i * 80) as u8, 255])
+        })
+        .save(&p)
+        .unwrap();
         inputs.push(p);
     }
     let jpg = dir.path().join("photo.jpg");
-    image::RgbImage::from_fn(40, 24, |x, y| image::Rgb([(x * 5) as u8, (y * 9) as u8, 100])).save(&jpg).unwrap();
+    image::RgbImage::from_fn(40, 24, |x, y| {
+        image::Rgb([(x * 5) as u8, (y * 9) as u8, 100])
+    })
+    .save(&jpg)
+    .unwrap();
     inputs.push(jpg);
     let out = dir.path().join("out");
     let mut args = vec!["cook".to_owned()];
     args.extend(inputs.iter().map(|p| p.to_str().unwrap().to_owned()));
     args.extend(["-o".into(), out.to_str().unwrap().to_owned()]);
-    let o = Command::new(env!("CARGO_BIN_EXE_mipstream")).args(&args).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mipstream"))
+        .args(&args)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     for name in ["in0", "in1", "in2", "photo"] {
         let f = mipstream::TextureFile::open_path(out.join(format!("{name}.ktx2"))).unwrap();
         assert!(f.info().levels.len() >= 5);
     }
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 4, "one line per cooked file");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        4,
+        "one line per cooked file"
+    );
 }
 
 #[test]
 fn cook_refuses_bad_input_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.ktx2");
-    let e = assert_clean_failure(&mipstream(&["cook", "/no/such.png", "-o", out.to_str().unwrap()]), "missing");
+    let e = assert_clean_failure(
+        &mipstream(&["cook", "/no/such.png", "-o", out.to_str().unwrap()]),
+        "missing",
+    );
     assert!(e.contains("/no/such.png"), "{e}");
     let bogus = dir.path().join("bogus.png");
     std::fs::write(&bogus, b"\x89PNG\r\n\x1a\nthis is not really a png").unwrap();
-    let e = assert_clean_failure(&mipstream(&["cook", bogus.to_str().unwrap(), "-o", out.to_str().unwrap()]), "corrupt");
+    let e = assert_clean_failure(
+        &mipstream(&["cook", bogus.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        "corrupt",
+    );
     assert!(e.contains("bogus.png") && e.contains("PNG/JPEG"), "{e}");
-    let o = mipstream(&["cook", bogus.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quality", "101"]);
-    assert_eq!(o.status.code(), Some(2), "clap rejects an out-of-range quality with usage status 2");
+    let o = mipstream(&[
+        "cook",
+        bogus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--quality",
+        "101",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clap rejects an out-of-range quality with usage status 2"
+    );
 }

@@ -60,7 +60,10 @@ fn a_level_read_touches_only_that_level() {
     assert_eq!((info.width, info.levels.len()), (1024, 11));
     let first_level_byte = info.levels.iter().map(|l| l.ranges[0].0).min().unwrap();
     for (o, n) in src.take() {
-        assert!(o + n <= first_level_byte, "opening read level data at {o}+{n}");
+        assert!(
+            o + n <= first_level_byte,
+            "opening read level data at {o}+{n}"
+        );
     }
     let raw = file.read_level(3).unwrap();
     assert_eq!((raw.width, raw.height), (128, 128));
@@ -68,14 +71,25 @@ fn a_level_read_touches_only_that_level() {
     assert_eq!(reads, info.levels[3].ranges, "mip 3 read exactly its range");
     for (l, level) in info.levels.iter().enumerate().filter(|(l, _)| *l != 3) {
         for r in &reads {
-            assert!(!overlaps(*r, level.ranges[0]), "reading mip 3 touched mip {l}");
+            assert!(
+                !overlaps(*r, level.ranges[0]),
+                "reading mip 3 touched mip {l}"
+            );
         }
     }
     assert!(src.bytes_read() < info.file_size / 10);
 }
 
 /// Builds a KTX2 header (and level index) by hand.
-fn ktx2_header(vk: u32, w: u32, h: u32, layers: u32, faces: u32, levels: u32, scheme: u32) -> Vec<u8> {
+fn ktx2_header(
+    vk: u32,
+    w: u32,
+    h: u32,
+    layers: u32,
+    faces: u32,
+    levels: u32,
+    scheme: u32,
+) -> Vec<u8> {
     let mut b = mipstream::container::KTX2_MAGIC.to_vec();
     for v in [vk, 1, w, h, 0, layers, faces, levels, scheme] {
         b.extend_from_slice(&v.to_le_bytes());
@@ -93,12 +107,19 @@ fn open_bytes(bytes: Vec<u8>) -> Result<TextureFile, OpenError> {
 #[test]
 fn huge_claims_cost_nothing() {
     let twelve = mipstream::container::KTX2_MAGIC.to_vec();
-    assert!(matches!(open_bytes(twelve), Err(OpenError::Truncated { .. })));
+    assert!(matches!(
+        open_bytes(twelve),
+        Err(OpenError::Truncated { .. })
+    ));
     let src = Recording::new(ktx2_header(37, 1 << 31, 1 << 31, 0, 1, 32, 0));
     let e = TextureFile::open(src.clone()).unwrap_err();
     assert!(matches!(e, OpenError::Truncated { .. }), "{e}");
     // the 12-byte identifier sniff plus the 80-byte header, nothing sized by the claim
-    assert!(src.bytes_read() <= 12 + 80, "read {} bytes", src.bytes_read());
+    assert!(
+        src.bytes_read() <= 12 + 80,
+        "read {} bytes",
+        src.bytes_read()
+    );
 }
 
 /// Appends a minimal RGBA8 DFD and a level index describing `levels`.
@@ -137,42 +158,88 @@ fn generated_adversarial_files_get_clear_errors() {
     assert!(open_bytes(ok.clone()).is_ok());
 
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("level past the end", rgba8_file(4, 4, &[(data_at as u64, 64, 64)], 10), "truncated: level 0"),
-        ("level length overflow", rgba8_file(4, 4, &[(u64::MAX - 8, 64, 64)], 64), "truncated: level 0"),
+        (
+            "level past the end",
+            rgba8_file(4, 4, &[(data_at as u64, 64, 64)], 10),
+            "truncated: level 0",
+        ),
+        (
+            "level length overflow",
+            rgba8_file(4, 4, &[(u64::MAX - 8, 64, 64)], 64),
+            "truncated: level 0",
+        ),
         (
             "levels overlapping",
-            rgba8_file(4, 2, &[(data_at as u64, 32, 32), (data_at as u64 + 16, 8, 8)], 64),
+            rgba8_file(
+                4,
+                2,
+                &[(data_at as u64, 32, 32), (data_at as u64 + 16, 8, 8)],
+                64,
+            ),
             "overlaps",
         ),
-        ("level overlapping the DFD", rgba8_file(4, 4, &[(data_at as u64 - 8, 64, 64)], 64), "overlaps"),
-        ("wrong level size", rgba8_file(4, 4, &[(data_at as u64, 60, 60)], 64), "needs 64"),
-        ("too many levels", rgba8_file(4, 4, &[(0, 0, 0); 4], 64), "at most 3 levels"),
-        ("2^32-1 levels", {
-            let mut b = ok.clone();
-            b[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
-            b
-        }, "levels"),
-        ("zero width", {
-            let mut b = ok.clone();
-            b[20..24].copy_from_slice(&0u32.to_le_bytes());
-            b
-        }, "width"),
-        ("absurd DFD sample count", {
-            let mut b = ok.clone();
-            // block size field claims 24 + 16 * 4000 bytes
-            b[data_at - 92 + 10..data_at - 92 + 12].copy_from_slice(&(24u16 + 16 * 4000).to_le_bytes());
-            b
-        }, "DFD block"),
-        ("three faces", {
-            let mut b = ok.clone();
-            b[36..40].copy_from_slice(&3u32.to_le_bytes());
-            b
-        }, "faceCount is 3"),
-        ("vendor supercompression", {
-            let mut b = ok.clone();
-            b[44..48].copy_from_slice(&0x10001u32.to_le_bytes());
-            b
-        }, "vendor supercompression"),
+        (
+            "level overlapping the DFD",
+            rgba8_file(4, 4, &[(data_at as u64 - 8, 64, 64)], 64),
+            "overlaps",
+        ),
+        (
+            "wrong level size",
+            rgba8_file(4, 4, &[(data_at as u64, 60, 60)], 64),
+            "needs 64",
+        ),
+        (
+            "too many levels",
+            rgba8_file(4, 4, &[(0, 0, 0); 4], 64),
+            "at most 3 levels",
+        ),
+        (
+            "2^32-1 levels",
+            {
+                let mut b = ok.clone();
+                b[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
+                b
+            },
+            "levels",
+        ),
+        (
+            "zero width",
+            {
+                let mut b = ok.clone();
+                b[20..24].copy_from_slice(&0u32.to_le_bytes());
+                b
+            },
+            "width",
+        ),
+        (
+            "absurd DFD sample count",
+            {
+                let mut b = ok.clone();
+                // block size field claims 24 + 16 * 4000 bytes
+                b[data_at - 92 + 10..data_at - 92 + 12]
+                    .copy_from_slice(&(24u16 + 16 * 4000).to_le_bytes());
+                b
+            },
+            "DFD block",
+        ),
+        (
+            "three faces",
+            {
+                let mut b = ok.clone();
+                b[36..40].copy_from_slice(&3u32.to_le_bytes());
+                b
+            },
+            "faceCount is 3",
+        ),
+        (
+            "vendor supercompression",
+            {
+                let mut b = ok.clone();
+                b[44..48].copy_from_slice(&0x10001u32.to_le_bytes());
+                b
+            },
+            "vendor supercompression",
+        ),
     ];
     for (what, bytes, expect) in cases {
         let e = open_bytes(bytes).expect_err(what).to_string();
@@ -205,10 +272,16 @@ fn basis_files_load_and_transcode() {
         let f = TextureFile::open_path(&p).unwrap_or_else(|e| panic!("{e}"));
         let info = f.info();
         assert!(info.payload.is_basis());
-        let choice = choose_targets(info, TextureClass::Color, wgpu::Features::TEXTURE_COMPRESSION_BC).unwrap();
+        let choice = choose_targets(
+            info,
+            TextureClass::Color,
+            wgpu::Features::TEXTURE_COMPRESSION_BC,
+        )
+        .unwrap();
         for l in 0..info.levels.len() as u32 {
             let raw = f.read_level(l).unwrap();
-            let img = transcode_level(&f, &raw, &TranscodeOptions::new(choice.full, choice.srgb)).unwrap();
+            let img = transcode_level(&f, &raw, &TranscodeOptions::new(choice.full, choice.srgb))
+                .unwrap();
             assert_eq!(img.data.len() as u64, img.gpu_bytes());
         }
     }
@@ -221,10 +294,14 @@ fn basis_and_ktx2_of_the_same_image_agree() {
     let res = common::shared_data().join("ktx2-samples/ktx-software/tests/resources");
     let a = TextureFile::open_path(res.join("basis/kodim17.basis")).unwrap();
     let b = TextureFile::open_path(res.join("ktx2/kodim17_basis.ktx2")).unwrap();
-    let decode = |f: &TextureFile| mipstream::decode::decode_rgba8(f, &f.read_level(0).unwrap(), 0).unwrap();
+    let decode =
+        |f: &TextureFile| mipstream::decode::decode_rgba8(f, &f.read_level(0).unwrap(), 0).unwrap();
     let (da, db) = (decode(&a), decode(&b));
     assert_eq!((da.width, da.height), (db.width, db.height));
-    assert!(da.pixels == db.pixels, "kodim17 .basis and .ktx2 decode differently");
+    assert!(
+        da.pixels == db.pixels,
+        "kodim17 .basis and .ktx2 decode differently"
+    );
 }
 
 #[test]
@@ -244,9 +321,13 @@ fn cubemaps_and_arrays_load_as_such() {
 /// Text for one-line `Display` errors: every refusal names the file.
 #[test]
 fn errors_name_the_file() {
-    let e = TextureFile::open_path("/nonexistent/x.ktx2").unwrap_err().to_string();
+    let e = TextureFile::open_path("/nonexistent/x.ktx2")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("/nonexistent/x.ktx2"), "{e}");
-    let e = open_bytes(b"PNG and other things".to_vec()).unwrap_err().to_string();
+    let e = open_bytes(b"PNG and other things".to_vec())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("generated") && e.contains("not a KTX2"), "{e}");
 }
 
@@ -261,7 +342,11 @@ fn mutate_and_load(base: &[u8], flips: &[(usize, u8)]) {
     }
     if let Ok(f) = open_bytes(bytes) {
         let info = f.info().clone();
-        if let Ok(c) = choose_targets(&info, TextureClass::Color, wgpu::Features::TEXTURE_COMPRESSION_BC) {
+        if let Ok(c) = choose_targets(
+            &info,
+            TextureClass::Color,
+            wgpu::Features::TEXTURE_COMPRESSION_BC,
+        ) {
             for l in 0..info.levels.len() as u32 {
                 if let Ok(raw) = f.read_level(l) {
                     let _ = transcode_level(&f, &raw, &TranscodeOptions::new(c.full, c.srgb));

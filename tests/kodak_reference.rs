@@ -58,14 +58,23 @@ fn every_mip_matches_basisu_1_16_bit_for_bit_without_chroma_filtering() {
             let stem = format!("{image}_{codec}");
             let file = TextureFile::open_path(dir.join(format!("{stem}.ktx2"))).unwrap();
             let reference = dir.join("reference-unpack").join(&stem);
-            let blocks = ktx1_levels(&reference.join(format!("{stem}_transcoded_BC7_RGBA_0000.ktx")));
+            let blocks =
+                ktx1_levels(&reference.join(format!("{stem}_transcoded_BC7_RGBA_0000.ktx")));
             assert_eq!(blocks.len(), file.info().levels.len(), "{stem}");
             for level in 0..file.info().levels.len() as u32 {
                 let ours = bc7(&file, level, false);
-                assert!(ours.data == blocks[level as usize], "{stem} mip {level}: BC7 blocks differ");
+                assert!(
+                    ours.data == blocks[level as usize],
+                    "{stem} mip {level}: BC7 blocks differ"
+                );
                 let png = reference.join(format!("{stem}_unpacked_rgba_BC7_RGBA_{level}_0000.png"));
                 let want = image::open(&png).unwrap().to_rgba8();
-                common::assert_images_close(&format!("kodak-{stem}-mip{level}"), &rgba(&ours), &want, common::Tolerance::EXACT);
+                common::assert_images_close(
+                    &format!("kodak-{stem}-mip{level}"),
+                    &rgba(&ours),
+                    &want,
+                    common::Tolerance::EXACT,
+                );
                 checked += 1;
             }
         }
@@ -95,13 +104,25 @@ fn default_chroma_filtering_is_a_bounded_improvement() {
                 worst = worst.min(p);
                 // chroma filtering changes small mips most (lowest seen: 29.96 dB
                 // at 24x16 for kodim23); 28 dB bounds it
-                let floor = if codec == "UASTC" { f64::INFINITY } else { 28.0 };
-                assert!(p >= floor, "{stem} mip {level}: {p:.2} dB from basisu 1.16.3 (floor {floor})");
+                let floor = if codec == "UASTC" {
+                    f64::INFINITY
+                } else {
+                    28.0
+                };
+                assert!(
+                    p >= floor,
+                    "{stem} mip {level}: {p:.2} dB from basisu 1.16.3 (floor {floor})"
+                );
             }
-            let source = image::open(sources.join(format!("{image}.png"))).unwrap().to_rgba8();
+            let source = image::open(sources.join(format!("{image}.png")))
+                .unwrap()
+                .to_rgba8();
             let with = common::psnr_channels(&rgba(&bc7(&file, 0, true)), &source, 3);
             let without = common::psnr_channels(&rgba(&bc7(&file, 0, false)), &source, 3);
-            assert!(with >= without, "{stem}: filtering moved mip 0 away from the source ({with:.2} < {without:.2} dB)");
+            assert!(
+                with >= without,
+                "{stem}: filtering moved mip 0 away from the source ({with:.2} < {without:.2} dB)"
+            );
             report.push(format!(
                 "{stem}: worst mip {worst:.2} dB from 1.16.3; mip 0 vs source {with:.2} dB (1.16.3: {without:.2} dB)"
             ));

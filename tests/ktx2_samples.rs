@@ -31,8 +31,12 @@ fn load_upload_and_compare(path: &Path) -> Result<Outcome, String> {
     let mut levels = Vec::new();
     for l in 0..info.levels.len() as u32 {
         let raw = file.read_level(l).map_err(|e| e.to_string())?;
-        let img = transcode::transcode_level(&file, &raw, &transcode::TranscodeOptions::new(choice.full, choice.srgb))
-            .map_err(|e| e.to_string())?;
+        let img = transcode::transcode_level(
+            &file,
+            &raw,
+            &transcode::TranscodeOptions::new(choice.full, choice.srgb),
+        )
+        .map_err(|e| e.to_string())?;
         levels.push(img);
     }
     let tex = gpu::upload_levels(&g.device, &g.queue, &info.name, info, &levels)
@@ -43,7 +47,9 @@ fn load_upload_and_compare(path: &Path) -> Result<Outcome, String> {
         for image in [0, info.images_per_level() - 1] {
             let expected = mipstream::decode::decode_level_image(&levels[mip as usize], image)
                 .map_err(|e| e.to_string())?;
-            let expected = image::RgbaImage::from_raw(expected.width, expected.height, expected.pixels).unwrap();
+            let expected =
+                image::RgbaImage::from_raw(expected.width, expected.height, expected.pixels)
+                    .unwrap();
             let got = sample(g, &tex.texture, tex.view_dimension, mip, image);
             let name = format!(
                 "sample-{}-mip{mip}-image{image}",
@@ -57,10 +63,10 @@ fn load_upload_and_compare(path: &Path) -> Result<Outcome, String> {
             };
             std::panic::catch_unwind(|| common::assert_images_close(&name, &got, &expected, tol))
                 .map_err(|p| {
-                    p.downcast_ref::<String>()
-                        .cloned()
-                        .unwrap_or_else(|| "comparison failed".into())
-                })?;
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| "comparison failed".into())
+            })?;
         }
     }
     let out = match choice.full {
@@ -85,7 +91,11 @@ fn load_upload_and_compare(path: &Path) -> Result<Outcome, String> {
 fn every_sample_file_loads_and_uploads_or_is_refused_with_a_reason() {
     let dir = common::shared_data().join("ktx2-conformance/input/ktx2_sample");
     let files = common::files_with(&dir, &[".ktx2"]);
-    assert!(files.len() >= 56, "expected the 56 sample files, found {}", files.len());
+    assert!(
+        files.len() >= 56,
+        "expected the 56 sample files, found {}",
+        files.len()
+    );
     let (mut refused, mut failures) = (Vec::new(), Vec::new());
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -98,10 +108,18 @@ fn every_sample_file_loads_and_uploads_or_is_refused_with_a_reason() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} files failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} files failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     let names: Vec<&str> = refused.iter().map(|r| r.0.as_str()).collect();
     let expected: Vec<&str> = EXPECTED_REFUSALS.iter().map(|r| r.0).collect();
-    assert_eq!(names, expected, "refused files differ from the expected list");
+    assert_eq!(
+        names, expected,
+        "refused files differ from the expected list"
+    );
     for ((_, why), (_, reason)) in refused.iter().zip(EXPECTED_REFUSALS) {
         assert!(why.contains(reason), "{why} does not name {reason}");
     }

@@ -62,16 +62,40 @@ const MUST_REFUSE: &[u32] = &[
 const IGNORED: &[(u32, &str)] = &[
     (3005, "typeSize is redundant with the VkFormat"),
     (3012, "typeSize is redundant with the VkFormat"),
-    (3017, "levelCount 0 is read as one level; mipstream never generates mips at load"),
+    (
+        3017,
+        "levelCount 0 is read as one level; mipstream never generates mips at load",
+    ),
     (3023, "an offset with zero length reads nothing"),
     (3025, "an offset with zero length reads nothing"),
-    (4002, "levels are addressed by their offsets, which are checked in range and disjoint"),
-    (4003, "alignment of supercompressed data does not affect reading"),
-    (4004, "levels are addressed by their offsets, which are checked in range and disjoint"),
-    (6013, "the VkFormat decides sRGB; the DFD transfer function is redundant"),
-    (6014, "the VkFormat decides sRGB; the DFD transfer function is redundant"),
-    (6015, "the VkFormat decides the layout; the DFD colour model is redundant"),
-    (6016, "the VkFormat decides the layout; the DFD colour model is redundant"),
+    (
+        4002,
+        "levels are addressed by their offsets, which are checked in range and disjoint",
+    ),
+    (
+        4003,
+        "alignment of supercompressed data does not affect reading",
+    ),
+    (
+        4004,
+        "levels are addressed by their offsets, which are checked in range and disjoint",
+    ),
+    (
+        6013,
+        "the VkFormat decides sRGB; the DFD transfer function is redundant",
+    ),
+    (
+        6014,
+        "the VkFormat decides sRGB; the DFD transfer function is redundant",
+    ),
+    (
+        6015,
+        "the VkFormat decides the layout; the DFD colour model is redundant",
+    ),
+    (
+        6016,
+        "the VkFormat decides the layout; the DFD colour model is redundant",
+    ),
     (6021, "bytesPlanes is redundant with the VkFormat"),
     (6025, "samples are redundant with the VkFormat"),
     (6028, "samples are redundant with the VkFormat"),
@@ -119,7 +143,11 @@ fn load(path: &Path) -> (Result<(), String>, u64) {
             Ok(r) => r,
             Err(e) => return (Err(e.to_string()), decoded),
         };
-        if let Err(e) = transcode_level(&file, &raw, &TranscodeOptions::new(choice.full, choice.srgb)) {
+        if let Err(e) = transcode_level(
+            &file,
+            &raw,
+            &TranscodeOptions::new(choice.full, choice.srgb),
+        ) {
             return (Err(e.to_string()), decoded);
         }
     }
@@ -130,20 +158,27 @@ fn load(path: &Path) -> (Result<(), String>, u64) {
 fn malformed_files_are_refused_or_loaded_without_panic_in_bounded_time_and_memory() {
     let data = common::shared_data();
     let conformance = data.join("ktx2-conformance");
-    let mut inputs: Vec<(std::path::PathBuf, Vec<u32>)> = common::files_with(&conformance.join("input/validate"), &[".ktx2"])
-        .into_iter()
-        .map(|p| {
-            let id_dir = p.parent().unwrap().file_name().unwrap().to_owned();
-            let golden = conformance
-                .join("golden/validate")
-                .join(id_dir)
-                .join(format!("{}.out.json", p.file_stem().unwrap().to_string_lossy()));
-            let ids = golden_errors(&golden);
-            (p, ids)
-        })
-        .collect();
+    let mut inputs: Vec<(std::path::PathBuf, Vec<u32>)> =
+        common::files_with(&conformance.join("input/validate"), &[".ktx2"])
+            .into_iter()
+            .map(|p| {
+                let id_dir = p.parent().unwrap().file_name().unwrap().to_owned();
+                let golden = conformance
+                    .join("golden/validate")
+                    .join(id_dir)
+                    .join(format!(
+                        "{}.out.json",
+                        p.file_stem().unwrap().to_string_lossy()
+                    ));
+                let ids = golden_errors(&golden);
+                (p, ids)
+            })
+            .collect();
     assert_eq!(inputs.len(), 1158, "the validate suite has 1,158 files");
-    for extra in ["ktx2-samples/ktx-software/tests/badktx2", "ktx2-samples/basis-universal/newer-format"] {
+    for extra in [
+        "ktx2-samples/ktx-software/tests/badktx2",
+        "ktx2-samples/basis-universal/newer-format",
+    ] {
         for p in common::files_with(&data.join(extra), &[".ktx2"]) {
             inputs.push((p, Vec::new()));
         }
@@ -169,7 +204,9 @@ fn malformed_files_are_refused_or_loaded_without_panic_in_bounded_time_and_memor
         // bounded memory: the file, the decoded levels, and fixed overheads
         let bound = 4 * size + 2 * decoded + (1 << 20);
         if peak > bound {
-            violations.push(format!("{name}: peak allocation {peak} bytes > bound {bound}"));
+            violations.push(format!(
+                "{name}: peak allocation {peak} bytes > bound {bound}"
+            ));
         }
         if elapsed > Duration::from_secs(2) {
             violations.push(format!("{name}: took {elapsed:?}"));
@@ -178,7 +215,9 @@ fn malformed_files_are_refused_or_loaded_without_panic_in_bounded_time_and_memor
             Ok(()) => {
                 loaded += 1;
                 if let Some(id) = ids.iter().find(|id| MUST_REFUSE.contains(id)) {
-                    violations.push(format!("{name}: loaded, but the validator reports error {id}"));
+                    violations.push(format!(
+                        "{name}: loaded, but the validator reports error {id}"
+                    ));
                 }
                 for id in ids {
                     if IGNORED.iter().any(|(i, _)| i == id) {
@@ -189,7 +228,8 @@ fn malformed_files_are_refused_or_loaded_without_panic_in_bounded_time_and_memor
             Err(message) => {
                 refused += 1;
                 let first = message.lines().next().unwrap_or_default();
-                if first.len() < 20 || !first.contains(path.file_name().unwrap().to_str().unwrap()) {
+                if first.len() < 20 || !first.contains(path.file_name().unwrap().to_str().unwrap())
+                {
                     violations.push(format!("{name}: unclear refusal: {message}"));
                 }
             }
@@ -200,8 +240,17 @@ fn malformed_files_are_refused_or_loaded_without_panic_in_bounded_time_and_memor
         inputs.len()
     );
     for (id, n) in &ignored_seen {
-        let why = IGNORED.iter().find(|(i, _)| i == id).map(|(_, w)| *w).unwrap_or_default();
+        let why = IGNORED
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, w)| *w)
+            .unwrap_or_default();
         eprintln!("  loaded {n} file(s) flagged {id}: {why}");
     }
-    assert!(violations.is_empty(), "{} violations:\n{}", violations.len(), violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "{} violations:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
 }

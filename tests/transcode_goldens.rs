@@ -80,7 +80,12 @@ fn ours(input: &TextureFile, target: TargetFormat) -> Vec<LevelImage> {
     (0..input.info().levels.len() as u32)
         .map(|l| {
             let raw = input.read_level(l).unwrap();
-            transcode_level(input, &raw, &TranscodeOptions::new(Output::Transcode(target), input.info().srgb)).unwrap()
+            transcode_level(
+                input,
+                &raw,
+                &TranscodeOptions::new(Output::Transcode(target), input.info().srgb),
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -121,7 +126,11 @@ fn compare(id: &str, sub: &str, mine: &[LevelImage], golden: &TextureFile) -> Op
             common::psnr(&rgba_image(m), &rgba_image(&gl))
         } else {
             let n = a.len().min(b.len());
-            let se: f64 = a[..n].iter().zip(&b[..n]).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
+            let se: f64 = a[..n]
+                .iter()
+                .zip(&b[..n])
+                .map(|(x, y)| (*x as f64 - *y as f64).powi(2))
+                .sum();
             10.0 * (255.0f64.powi(2) / (se / n as f64).max(1e-12)).log10()
         };
         worst = Some(worst.map_or(p, |w: f64| w.min(p)));
@@ -139,7 +148,9 @@ fn basis_transcodes_match_the_reference_goldens() {
         for sub in SUBCASES {
             let input = open(&data.join(format!("input/ktx2/valid_{sub}_2D_{codec}.ktx2")));
             for (id, target) in TARGETS {
-                let golden_path = data.join(format!("golden/transcode/{dir}/output_{sub}_2D_{codec}_to_{id}.ktx2"));
+                let golden_path = data.join(format!(
+                    "golden/transcode/{dir}/output_{sub}_2D_{codec}_to_{id}.ktx2"
+                ));
                 let golden = open(&golden_path);
                 let mine = ours(&input, target);
                 match compare(id, sub, &mine, &golden) {
@@ -150,9 +161,12 @@ fn basis_transcodes_match_the_reference_goldens() {
                             .find(|k| k.0 == codec && k.1 == id && sub.starts_with(k.2));
                         let line = format!("{codec} {sub} -> {id}: PSNR {p:.2} dB");
                         match known {
-                            Some(k) if p >= k.3 => differing.push(format!("{line} (known: {})", k.4)),
+                            Some(k) if p >= k.3 => {
+                                differing.push(format!("{line} (known: {})", k.4))
+                            }
                             Some(k) => failures.push(format!("{line}, below the {} dB floor", k.3)),
-                            None => failures.push(format!("{line}, not bit-exact and not a known difference")),
+                            None => failures
+                                .push(format!("{line}, not bit-exact and not a known difference")),
                         }
                     }
                 }
@@ -163,8 +177,17 @@ fn basis_transcodes_match_the_reference_goldens() {
     for d in &differing {
         eprintln!("{d}");
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(exact, 2 * SUBCASES.len() * TARGETS.len(), "every pair must be bit-exact");
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(
+        exact,
+        2 * SUBCASES.len() * TARGETS.len(),
+        "every pair must be bit-exact"
+    );
 }
 
 /// `ktx transcode --zstd 11 / --zlib` goldens: large ETC1S and UASTC inputs
@@ -181,9 +204,16 @@ fn supercompressed_bc7_goldens_match() {
                 "golden/transcode/transcode_{}/output_{codec}_{scheme}.ktx2",
                 scheme.to_lowercase()
             )));
-            assert_ne!(golden.info().supercompression, mipstream::container::Supercompression::None);
+            assert_ne!(
+                golden.info().supercompression,
+                mipstream::container::Supercompression::None
+            );
             assert_eq!(golden.info().levels.len(), mine.len());
-            assert_eq!(compare("bc7", "R8G8B8A8", &mine, &golden), None, "{codec} {scheme}");
+            assert_eq!(
+                compare("bc7", "R8G8B8A8", &mine, &golden),
+                None,
+                "{codec} {scheme}"
+            );
         }
     }
 }
@@ -219,7 +249,11 @@ fn zstd_and_zlib_variants_inflate_to_the_same_texels() {
         for l in 0..levels {
             let first = files[0].read_level(l).unwrap().data;
             for f in &files[1..] {
-                assert!(f.read_level(l).unwrap().data == first, "{} level {l} differs", f.info().name);
+                assert!(
+                    f.read_level(l).unwrap().data == first,
+                    "{} level {l} differs",
+                    f.info().name
+                );
             }
         }
         compared += 1;

@@ -8,7 +8,8 @@ use mipstream::{TargetFormat, TextureFile};
 use std::time::{Duration, Instant};
 
 fn sponza() -> TextureFile {
-    TextureFile::open_path(common::shared_data().join("sponza-textures/sponza_arch_diff.ktx2")).unwrap()
+    TextureFile::open_path(common::shared_data().join("sponza-textures/sponza_arch_diff.ktx2"))
+        .unwrap()
 }
 
 fn request(file: &TextureFile, key: u64, level: u32, priority: f32) -> LoadRequest {
@@ -63,7 +64,10 @@ fn cancelled_requests_are_not_delivered() {
         loader.cancel(2, level);
     }
     let done = wait_all(&mut loader);
-    assert!(done.iter().all(|r| r.key == 1), "a cancelled request was delivered");
+    assert!(
+        done.iter().all(|r| r.key == 1),
+        "a cancelled request was delivered"
+    );
     assert_eq!(done.len(), 1);
 }
 
@@ -71,10 +75,19 @@ fn cancelled_requests_are_not_delivered() {
 fn a_file_truncated_after_opening_reports_an_error_and_the_rest_streams_on() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.ktx2");
-    std::fs::copy(common::shared_data().join("sponza-textures/sponza_arch_diff.ktx2"), &path).unwrap();
+    std::fs::copy(
+        common::shared_data().join("sponza-textures/sponza_arch_diff.ktx2"),
+        &path,
+    )
+    .unwrap();
     let broken = TextureFile::open_path(&path).unwrap();
     let keep = broken.info().levels[5].ranges[0].0;
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(keep).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(keep)
+        .unwrap();
     let good = sponza();
     let mut loader = Loader::new(2);
     loader.submit(request(&broken, 1, 0, 1.0));
@@ -101,5 +114,9 @@ fn dropping_the_loader_with_work_in_flight_joins_quickly() {
     let start = Instant::now();
     drop(loader);
     // queued work is dropped; at most the two in-flight levels finish
-    assert!(start.elapsed() < Duration::from_secs(10), "drop took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "drop took {:?}",
+        start.elapsed()
+    );
 }

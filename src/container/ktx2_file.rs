@@ -418,8 +418,7 @@ fn levels(
         if li.byte_length == 0 {
             return Err(cx.invalid(format!("level {i} has byteLength 0")));
         }
-        let end = li
-            .byte_offset.saturating_add(li.byte_length);
+        let end = li.byte_offset.saturating_add(li.byte_length);
         if end > size {
             return Err(OpenError::Truncated {
                 name: cx.src.name().to_owned(),
@@ -456,12 +455,13 @@ fn levels(
                 }
             }
             (Supercompression::Zstd | Supercompression::Zlib, Some(exp))
-                if li.uncompressed_byte_length != exp => {
-                    return Err(cx.invalid(format!(
-                        "{at}: uncompressedByteLength is {} but the format needs {exp}",
-                        li.uncompressed_byte_length
-                    )));
-                }
+                if li.uncompressed_byte_length != exp =>
+            {
+                return Err(cx.invalid(format!(
+                    "{at}: uncompressedByteLength is {} but the format needs {exp}",
+                    li.uncompressed_byte_length
+                )));
+            }
             (Supercompression::BasisLz, _) if li.uncompressed_byte_length != 0 => {
                 return Err(cx.invalid(format!(
                     "{at}: uncompressedByteLength must be 0 for BasisLZ, found {}",

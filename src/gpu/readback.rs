@@ -45,7 +45,11 @@ pub fn read_rgba8(
         wgpu::TexelCopyTextureInfo {
             texture,
             mip_level: mip,
-            origin: wgpu::Origin3d { x: 0, y: 0, z: layer },
+            origin: wgpu::Origin3d {
+                x: 0,
+                y: 0,
+                z: layer,
+            },
             aspect: wgpu::TextureAspect::All,
         },
         wgpu::TexelCopyBufferInfo {

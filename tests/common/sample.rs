@@ -49,8 +49,15 @@ fn shader(dim: wgpu::TextureViewDimension) -> String {
         ),
         other => panic!("no sampler for {other:?}"),
     };
-    let cube = matches!(dim, wgpu::TextureViewDimension::Cube | wgpu::TextureViewDimension::CubeArray);
-    let sampler_decl = if cube { "@group(0) @binding(2) var s: sampler;" } else { "" };
+    let cube = matches!(
+        dim,
+        wgpu::TextureViewDimension::Cube | wgpu::TextureViewDimension::CubeArray
+    );
+    let sampler_decl = if cube {
+        "@group(0) @binding(2) var s: sampler;"
+    } else {
+        ""
+    };
     let cube_fn = if cube { CUBE_DIR } else { "" };
     format!(
         r#"
@@ -95,7 +102,10 @@ pub fn sample(
         label: Some("sample"),
         source: wgpu::ShaderSource::Wgsl(shader(dim).into()),
     });
-    let cube = matches!(dim, wgpu::TextureViewDimension::Cube | wgpu::TextureViewDimension::CubeArray);
+    let cube = matches!(
+        dim,
+        wgpu::TextureViewDimension::Cube | wgpu::TextureViewDimension::CubeArray
+    );
     let mut layout_entries = vec![
         wgpu::BindGroupLayoutEntry {
             binding: 0,
@@ -168,20 +178,21 @@ pub fn sample(
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    gpu.queue.write_buffer(&uniform, 0, bytemuck_u32x4([layer, w, 0, 0]).as_slice());
+    gpu.queue
+        .write_buffer(&uniform, 0, bytemuck_u32x4([layer, w, 0, 0]).as_slice());
     let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
         label: Some("nearest"),
         ..Default::default()
     });
     let mut entries = vec![
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::TextureView(&view),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: uniform.as_entire_binding(),
-            },
+        wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::TextureView(&view),
+        },
+        wgpu::BindGroupEntry {
+            binding: 1,
+            resource: uniform.as_entire_binding(),
+        },
     ];
     if cube {
         entries.push(wgpu::BindGroupEntry {
