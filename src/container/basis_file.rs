@@ -9,8 +9,8 @@
 //! container-independent.
 
 use super::{
-    max_levels, mip_extent, Channels, ContainerKind, Etc1sCodebook, Etc1sSlices, Etc1sTables,
-    LevelInfo, OpenError, Parsed, Payload, Supercompression, TextureInfo, MAX_METADATA_BYTES,
+    max_levels, mip_extent, Channels, ContainerKind, Ctx, Etc1sCodebook, Etc1sSlices, Etc1sTables,
+    LevelInfo, OpenError, Parsed, Payload, Supercompression, TextureInfo,
 };
 use crate::source::ByteSource;
 use std::sync::Arc;
@@ -41,45 +41,6 @@ struct Slice {
     len: u64,
 }
 
-struct Cx<'a> {
-    src: &'a dyn ByteSource,
-}
-
-impl Cx<'_> {
-    fn invalid(&self, reason: impl Into<String>) -> OpenError {
-        OpenError::Invalid {
-            name: self.src.name().to_owned(),
-            container: ".basis",
-            reason: reason.into(),
-        }
-    }
-
-    fn unsupported(&self, what: impl Into<String>) -> OpenError {
-        OpenError::Unsupported {
-            name: self.src.name().to_owned(),
-            what: what.into(),
-        }
-    }
-
-    fn read(&self, what: &str, offset: u64, len: u64) -> Result<Vec<u8>, OpenError> {
-        let size = self.src.size();
-        let end = offset.saturating_add(len);
-        if end > size {
-            return Err(OpenError::Truncated {
-                name: self.src.name().to_owned(),
-                what: what.to_owned(),
-                offset,
-                end,
-                size,
-            });
-        }
-        if len > MAX_METADATA_BYTES {
-            return Err(self.unsupported(format!("{what} of {len} bytes")));
-        }
-        Ok(self.src.read_range(offset, len)?)
-    }
-}
-
 fn u16_at(d: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([d[o], d[o + 1]])
 }
@@ -91,8 +52,8 @@ fn u32_at(d: &[u8], o: usize) -> u32 {
 }
 
 pub(super) fn parse(src: &dyn ByteSource) -> Result<Parsed, OpenError> {
-    let cx = Cx { src };
-    let h = cx.read("the .basis header", 0, HEADER_LEN)?;
+    let cx = Ctx::new(src, ".basis");
+    let h = cx.section("the .basis header", 0, HEADER_LEN)?;
     if u16_at(&h, 2) != VERSION || u16_at(&h, 4) as u64 != HEADER_LEN {
         return Err(cx.unsupported(format!(
             ".basis version {:#x} with a {}-byte header (this reader knows version 0x13, 77 bytes)",
@@ -102,13 +63,7 @@ pub(super) fn parse(src: &dyn ByteSource) -> Result<Parsed, OpenError> {
     }
     let data_size = u32_at(&h, 8) as u64;
     if HEADER_LEN + data_size > src.size() {
-        return Err(OpenError::Truncated {
-            name: src.name().to_owned(),
-            what: "the .basis data".into(),
-            offset: HEADER_LEN,
-            end: HEADER_LEN + data_size,
-            size: src.size(),
-        });
+        return Err(cx.truncated("the .basis data", HEADER_LEN, HEADER_LEN + data_size));
     }
     let (total_slices, total_images) = (u24_at(&h, 14), u24_at(&h, 17));
     let (tex_format, flags, tex_type) = (h[20], u16_at(&h, 21), h[23]);
@@ -133,7 +88,7 @@ pub(super) fn parse(src: &dyn ByteSource) -> Result<Parsed, OpenError> {
     if total_slices == 0 || total_images == 0 {
         return Err(cx.invalid("the file has no slices"));
     }
-    let table = cx.read(
+    let table = cx.section(
         "the slice table",
         u32_at(&h, 65) as u64,
         SLICE_LEN * total_slices as u64,
@@ -239,7 +194,7 @@ type Cell = (Slice, Option<Slice>);
 /// Places every slice in an image x level grid, checking each one.
 #[allow(clippy::too_many_arguments)]
 fn slice_grid(
-    cx: &Cx<'_>,
+    cx: &Ctx<'_>,
     slices: &[Slice],
     images: u32,
     levels: u32,
@@ -267,13 +222,7 @@ fn slice_grid(
             )));
         }
         if s.len == 0 || s.offset + s.len > size {
-            return Err(OpenError::Truncated {
-                name: cx.src.name().to_owned(),
-                what: format!("slice {i}"),
-                offset: s.offset,
-                end: s.offset + s.len,
-                size,
-            });
+            return Err(cx.truncated(format!("slice {i}"), s.offset, s.offset + s.len));
         }
         if payload == Payload::Uastc && s.len != (s.blocks_x * s.blocks_y) as u64 * 16 {
             return Err(cx.invalid(format!(
@@ -360,21 +309,21 @@ fn levels_from_grid(
 }
 
 fn codebook(
-    cx: &Cx<'_>,
+    cx: &Ctx<'_>,
     h: &[u8],
     slices: Vec<Vec<Etc1sSlices>>,
 ) -> Result<Etc1sCodebook, OpenError> {
-    let endpoints = cx.read(
+    let endpoints = cx.section(
         "the endpoint codebook",
         u32_at(h, 41) as u64,
         u24_at(h, 45) as u64,
     )?;
-    let selectors = cx.read(
+    let selectors = cx.section(
         "the selector codebook",
         u32_at(h, 50) as u64,
         u24_at(h, 54) as u64,
     )?;
-    let tables = cx.read(
+    let tables = cx.section(
         "the Huffman tables",
         u32_at(h, 57) as u64,
         u32_at(h, 61) as u64,

@@ -10,8 +10,8 @@
 
 use super::dfd::{self, DfdSummary};
 use super::{
-    max_levels, mip_extent, Channels, ContainerKind, Etc1sCodebook, Etc1sSlices, LevelInfo,
-    OpenError, Parsed, Payload, Supercompression, TextureInfo, MAX_METADATA_BYTES,
+    max_levels, mip_extent, Channels, ContainerKind, Ctx, Etc1sCodebook, Etc1sSlices, LevelInfo,
+    OpenError, Parsed, Payload, Supercompression, TextureInfo,
 };
 use crate::format::PlainFormat;
 use crate::source::ByteSource;
@@ -24,49 +24,6 @@ const HEADER_LEN: u64 = 80;
 const LEVEL_ENTRY_LEN: u64 = 24;
 /// `KTX2_IMAGE_IS_P_FRAME` in a BasisLZ image descriptor.
 const P_FRAME: u32 = 2;
-
-/// Error helpers bound to one file.
-struct Ctx<'a> {
-    src: &'a dyn ByteSource,
-}
-
-impl Ctx<'_> {
-    fn invalid(&self, reason: impl Into<String>) -> OpenError {
-        OpenError::Invalid {
-            name: self.src.name().to_owned(),
-            container: "KTX2",
-            reason: reason.into(),
-        }
-    }
-
-    fn unsupported(&self, what: impl Into<String>) -> OpenError {
-        OpenError::Unsupported {
-            name: self.src.name().to_owned(),
-            what: what.into(),
-        }
-    }
-
-    /// Reads a metadata section after checking it fits in the file and the cap.
-    fn section(&self, what: &str, offset: u64, len: u64) -> Result<Vec<u8>, OpenError> {
-        let size = self.src.size();
-        let end = offset.saturating_add(len);
-        if end > size {
-            return Err(OpenError::Truncated {
-                name: self.src.name().to_owned(),
-                what: what.to_owned(),
-                offset,
-                end,
-                size,
-            });
-        }
-        if len > MAX_METADATA_BYTES {
-            return Err(self.unsupported(format!(
-                "{what} of {len} bytes (mipstream reads at most {MAX_METADATA_BYTES})"
-            )));
-        }
-        Ok(self.src.read_range(offset, len)?)
-    }
-}
 
 /// The raw header fields mipstream uses.
 struct Header {
@@ -82,7 +39,7 @@ struct Header {
 }
 
 pub(super) fn parse(src: &dyn ByteSource) -> Result<Parsed, OpenError> {
-    let cx = Ctx { src };
+    let cx = Ctx::new(src, "KTX2");
     let head = cx.section("the KTX2 header", 0, HEADER_LEN)?;
     let h = header(&cx, &head)?;
     let supercompression = supercompression(&cx, h.scheme)?;
@@ -420,13 +377,7 @@ fn levels(
         }
         let end = li.byte_offset.saturating_add(li.byte_length);
         if end > size {
-            return Err(OpenError::Truncated {
-                name: cx.src.name().to_owned(),
-                what: format!("level {i}"),
-                offset: li.byte_offset,
-                end,
-                size,
-            });
+            return Err(cx.truncated(format!("level {i}"), li.byte_offset, end));
         }
         let at = format!(
             "level {i} ({w}x{hh}, {images} image(s) of {})",

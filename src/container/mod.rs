@@ -481,6 +481,57 @@ impl TextureFile {
     }
 }
 
+/// Error helpers bound to one file being parsed.
+pub(crate) struct Ctx<'a> {
+    pub(crate) src: &'a dyn ByteSource,
+    container: &'static str,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(src: &'a dyn ByteSource, container: &'static str) -> Self {
+        Self { src, container }
+    }
+
+    fn invalid(&self, reason: impl Into<String>) -> OpenError {
+        OpenError::Invalid {
+            name: self.src.name().to_owned(),
+            container: self.container,
+            reason: reason.into(),
+        }
+    }
+
+    fn unsupported(&self, what: impl Into<String>) -> OpenError {
+        OpenError::Unsupported {
+            name: self.src.name().to_owned(),
+            what: what.into(),
+        }
+    }
+
+    fn truncated(&self, what: impl Into<String>, offset: u64, end: u64) -> OpenError {
+        OpenError::Truncated {
+            name: self.src.name().to_owned(),
+            what: what.into(),
+            offset,
+            end,
+            size: self.src.size(),
+        }
+    }
+
+    /// Reads a metadata section after checking it fits in the file and the cap.
+    fn section(&self, what: &str, offset: u64, len: u64) -> Result<Vec<u8>, OpenError> {
+        let end = offset.saturating_add(len);
+        if end > self.src.size() {
+            return Err(self.truncated(what, offset, end));
+        }
+        if len > MAX_METADATA_BYTES {
+            return Err(self.unsupported(format!(
+                "{what} of {len} bytes (mipstream reads at most {MAX_METADATA_BYTES})"
+            )));
+        }
+        Ok(self.src.read_range(offset, len)?)
+    }
+}
+
 /// What a container parser hands back.
 struct Parsed {
     info: TextureInfo,
