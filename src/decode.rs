@@ -3,9 +3,10 @@
 //! Used by `mipstream decode`, by tests that compare what the GPU samples with
 //! what the file holds, and as the fallback when an adapter cannot sample a
 //! plain block-compressed format. Basis payloads go through the transcoder's
-//! RGBA8 target; BCn, ETC2/EAC and ASTC blocks through the `texture2ddecoder`
-//! crate; 8-bit formats are rearranged. Channels a format lacks read as a GPU
-//! samples them: missing colour channels 0, missing alpha 255.
+//! RGBA8 target; BCn and ETC2/EAC blocks through the `texture2ddecoder` crate,
+//! ASTC blocks through `astc-decode` (which handles illegal encodings); 8-bit
+//! formats are rearranged. Channels a format lacks read as a GPU samples them:
+//! missing colour channels 0, missing alpha 255.
 
 use crate::container::{Payload, RawLevel, TextureFile};
 use crate::format::{Expand, PlainFormat};
@@ -166,7 +167,7 @@ pub fn can_decode(f: &PlainFormat) -> bool {
         )
 }
 
-/// A block decoder from `texture2ddecoder`: block bytes in, BGRA u32 pixels out.
+/// A block decoder: block bytes in, BGRA u32 pixels out.
 type BlockFn = fn(&[u8], &mut [u32]);
 
 /// The block decoder for a compressed plain format, with its block size.
@@ -190,17 +191,27 @@ pub(crate) fn block_decoder(f: &PlainFormat) -> Option<(BlockFn, u32, u32)> {
     Some((fun, f.block_width, f.block_height))
 }
 
-/// ASTC needs the footprint, which the output buffer length gives.
+/// ASTC blocks go through the `astc-decode` crate, which turns illegal
+/// encodings into the spec's error colour instead of misbehaving; the
+/// footprint comes from the output buffer's length (every LDR footprint has a
+/// distinct texel count).
 fn astc_block(data: &[u8], out: &mut [u32]) {
     let (bw, bh) = ASTC_FOOTPRINTS
         .iter()
         .copied()
         .find(|(w, h)| (w * h) as usize == out.len())
         .unwrap_or((4, 4));
-    texture2ddecoder::decode_astc_block(data, bw as usize, bh as usize, out);
+    let Ok(block) = <&[u8; 16]>::try_from(data) else {
+        return;
+    };
+    astc_decode::astc_decode_block(block, astc_decode::Footprint::new(bw, bh), |x, y, [r, g, b, a]| {
+        if let Some(px) = out.get_mut((y * bw + x) as usize) {
+            *px = u32::from_le_bytes([b, g, r, a]);
+        }
+    });
 }
 
-/// Footprints with distinct texel counts, except 10x6 = 12x5 which ASTC lacks.
+/// The ASTC LDR footprints.
 const ASTC_FOOTPRINTS: [(u32, u32); 14] = [
     (4, 4),
     (5, 4),
