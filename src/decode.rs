@@ -204,11 +204,15 @@ fn astc_block(data: &[u8], out: &mut [u32]) {
     let Ok(block) = <&[u8; 16]>::try_from(data) else {
         return;
     };
-    astc_decode::astc_decode_block(block, astc_decode::Footprint::new(bw, bh), |x, y, [r, g, b, a]| {
-        if let Some(px) = out.get_mut((y * bw + x) as usize) {
-            *px = u32::from_le_bytes([b, g, r, a]);
-        }
-    });
+    astc_decode::astc_decode_block(
+        block,
+        astc_decode::Footprint::new(bw, bh),
+        |x, y, [r, g, b, a]| {
+            if let Some(px) = out.get_mut((y * bw + x) as usize) {
+                *px = u32::from_le_bytes([b, g, r, a]);
+            }
+        },
+    );
 }
 
 /// The ASTC LDR footprints.

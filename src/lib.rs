@@ -44,6 +44,7 @@ pub mod cook;
 pub mod decode;
 pub mod format;
 pub mod gpu;
+pub mod plan;
 pub mod source;
 pub mod transcode;
 pub mod worker;

@@ -1,0 +1,486 @@
+//! Budget fit: which state (mip level and tier) each texture gets so that the
+//! total visible error is smallest within the byte budget.
+//!
+//! Each texture offers a chain of states from its always-resident tail (the
+//! cheapest) to the finest level it wants, each with a byte cost and a visible
+//! error. The fit is greedy by marginal benefit per byte: it takes the lower
+//! convex hull of each chain (so a texture's steps have decreasing benefit per
+//! byte), puts every texture's next step in a max-heap keyed by error removed
+//! per byte added, and takes steps while they fit. For chains that are convex
+//! this is the optimum of the fractional problem, off by at most one step from
+//! the integer optimum; [`exact_fit`] solves small cases exactly (a
+//! multiple-choice knapsack by dynamic programming) so tests can measure the gap.
+//!
+//! Evicting is the same computation: states a texture holds but no longer gets
+//! are the ones with the least error removed per byte, so they go first.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// One state a texture can be in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    /// Bytes the texture occupies in this state.
+    pub bytes: u64,
+    /// Visible error in this state (smaller is better).
+    pub error: f64,
+}
+
+/// Per-texture preferences that keep the fit stable from frame to frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stickiness {
+    /// Index in the chain of the state the texture has resident now.
+    pub resident: usize,
+    /// Benefit multiplier for steps the texture already has resident: others
+    /// must be this much better per byte to take their bytes.
+    pub keep_bonus: f64,
+    /// The resident state is too recent to give up voluntarily: its steps are
+    /// taken before any other while they fit.
+    pub locked: bool,
+}
+
+impl Default for Stickiness {
+    fn default() -> Self {
+        Self {
+            resident: 0,
+            keep_bonus: 1.0,
+            locked: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    gain: f64,
+    texture: u32,
+    /// index into the hull of that texture
+    hull_index: u32,
+}
+
+impl PartialEq for Step {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Step {}
+impl PartialOrd for Step {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Step {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // larger gain first; ties: lower texture index first (deterministic)
+        self.gain
+            .total_cmp(&o.gain)
+            .then(o.texture.cmp(&self.texture))
+    }
+}
+
+/// Reusable buffers for [`Fitter::fit`].
+#[derive(Debug, Default)]
+pub struct Fitter {
+    hull: Vec<u32>,
+    hull_start: Vec<u32>,
+    heap: BinaryHeap<Step>,
+    blocked: Vec<Step>,
+}
+
+impl Fitter {
+    /// Chooses a state per texture. `chains` holds every texture's candidates
+    /// back to back, `offsets[t]..offsets[t + 1]` being texture `t`'s chain,
+    /// cheapest (the base) first. Writes the chosen index within each chain
+    /// to `choice` and returns the bytes used. Every texture gets at least its
+    /// base state, even if the bases alone exceed `budget`.
+    pub fn fit(
+        &mut self,
+        chains: &[Candidate],
+        offsets: &[u32],
+        sticky: &[Stickiness],
+        budget: u64,
+        choice: &mut Vec<u32>,
+    ) -> u64 {
+        let n = offsets.len().saturating_sub(1);
+        choice.clear();
+        choice.resize(n, 0);
+        self.hull.clear();
+        self.hull_start.clear();
+        self.heap.clear();
+        self.blocked.clear();
+        let mut used: u64 = 0;
+        for t in 0..n {
+            let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+            self.hull_start.push(self.hull.len() as u32);
+            if chain.is_empty() {
+                continue;
+            }
+            used = used.saturating_add(chain[0].bytes);
+            lower_hull(chain, &mut self.hull);
+        }
+        self.hull_start.push(self.hull.len() as u32);
+        for t in 0..n {
+            if let Some(step) = self.step(chains, offsets, sticky, t, 0) {
+                self.heap.push(step);
+            }
+        }
+        while let Some(s) = self.heap.pop() {
+            let t = s.texture as usize;
+            let hull = self.hull_of(t);
+            let base = offsets[t] as usize;
+            let (from, to) = (
+                hull[s.hull_index as usize] as usize,
+                hull[s.hull_index as usize + 1] as usize,
+            );
+            let add = chains[base + to].bytes - chains[base + from].bytes;
+            if used + add > budget {
+                // this texture stops here; smaller steps of others may still fit
+                self.blocked.push(s);
+                continue;
+            }
+            used += add;
+            choice[t] = to as u32;
+            if let Some(next) = self.step(chains, offsets, sticky, t, s.hull_index + 1) {
+                self.heap.push(next);
+            }
+        }
+        self.swap(chains, offsets, sticky, budget, &mut used, choice);
+        self.fill(chains, offsets, budget, &mut used, choice);
+        used
+    }
+
+    /// The greedy order can spend the last bytes on small steps that then keep
+    /// a more valuable large step out. For the most valuable blocked steps, this
+    /// frees room by undoing other textures' last steps, least error per byte
+    /// first, and swaps when the blocked step removes more error than they did.
+    fn swap(
+        &mut self,
+        chains: &[Candidate],
+        offsets: &[u32],
+        sticky: &[Stickiness],
+        budget: u64,
+        used: &mut u64,
+        choice: &mut [u32],
+    ) {
+        const TRIES: usize = 16;
+        if self.blocked.is_empty() {
+            return;
+        }
+        let bytes_err = |t: usize, i: u32| chains[offsets[t] as usize + i as usize];
+        // each texture's last taken hull step: (gain per byte, texture, previous index)
+        let mut removable: Vec<(f64, usize, u32)> = Vec::new();
+        for (t, &chosen) in choice.iter().enumerate() {
+            let hull = self.hull_of(t);
+            if let Some(h) = hull.iter().position(|&i| i == chosen).filter(|&h| h > 0) {
+                let (a, b) = (bytes_err(t, hull[h - 1]), bytes_err(t, hull[h]));
+                let s = sticky.get(t).copied().unwrap_or_default();
+                let kept = hull[h] as usize <= s.resident;
+                if kept && s.locked {
+                    continue; // never given up voluntarily
+                }
+                let bonus = if kept { s.keep_bonus } else { 1.0 };
+                removable.push((
+                    bonus * (a.error - b.error) / (b.bytes - a.bytes).max(1) as f64,
+                    t,
+                    hull[h - 1],
+                ));
+            }
+        }
+        removable.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut touched = vec![false; choice.len()];
+        let mut blocked = std::mem::take(&mut self.blocked);
+        // most error removed first
+        blocked.sort_by(|x, y| {
+            self.step_value(chains, offsets, y)
+                .total_cmp(&self.step_value(chains, offsets, x))
+        });
+        for s in blocked.iter().take(TRIES) {
+            let u = s.texture as usize;
+            let hull = self.hull_of(u);
+            let (from, to) = (hull[s.hull_index as usize], hull[s.hull_index as usize + 1]);
+            if touched[u] || choice[u] != from {
+                continue;
+            }
+            let (a, b) = (bytes_err(u, from), bytes_err(u, to));
+            let need = (b.bytes - a.bytes).saturating_sub(budget.saturating_sub(*used));
+            let (mut freed, mut loss, mut undo) = (0u64, 0.0, Vec::new());
+            for &(_, t, prev) in &removable {
+                if freed >= need {
+                    break;
+                }
+                if t == u || touched[t] {
+                    continue;
+                }
+                let (now, back) = (bytes_err(t, choice[t]), bytes_err(t, prev));
+                let s = sticky.get(t).copied().unwrap_or_default();
+                let bonus = if choice[t] as usize <= s.resident {
+                    s.keep_bonus
+                } else {
+                    1.0
+                };
+                freed += now.bytes - back.bytes;
+                loss += bonus * (back.error - now.error);
+                undo.push((t, prev));
+            }
+            if freed >= need && loss < a.error - b.error {
+                for (t, prev) in undo {
+                    *used -= bytes_err(t, choice[t]).bytes - bytes_err(t, prev).bytes;
+                    choice[t] = prev;
+                    touched[t] = true;
+                }
+                *used += b.bytes - a.bytes;
+                choice[u] = to;
+                touched[u] = true;
+            }
+        }
+        self.blocked = blocked;
+    }
+
+    /// Error a blocked step would remove.
+    fn step_value(&self, chains: &[Candidate], offsets: &[u32], s: &Step) -> f64 {
+        let t = s.texture as usize;
+        let hull = self.hull_of(t);
+        let base = offsets[t] as usize;
+        chains[base + hull[s.hull_index as usize] as usize].error
+            - chains[base + hull[s.hull_index as usize + 1] as usize].error
+    }
+
+    /// Spends what the hull steps left over: a texture whose next hull step
+    /// did not fit may still afford a state between (off the hull), best
+    /// blocked texture first.
+    fn fill(
+        &mut self,
+        chains: &[Candidate],
+        offsets: &[u32],
+        budget: u64,
+        used: &mut u64,
+        choice: &mut [u32],
+    ) {
+        self.blocked.sort_by(|a, b| b.cmp(a));
+        for s in &self.blocked {
+            let t = s.texture as usize;
+            let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+            let now = chain[choice[t] as usize];
+            let left = budget.saturating_sub(*used);
+            let better = chain
+                .iter()
+                .enumerate()
+                .skip(choice[t] as usize + 1)
+                .filter(|(_, c)| {
+                    c.bytes > now.bytes && c.bytes - now.bytes <= left && c.error < now.error
+                })
+                .min_by(|a, b| a.1.error.total_cmp(&b.1.error));
+            if let Some((i, c)) = better {
+                *used += c.bytes - now.bytes;
+                choice[t] = i as u32;
+            }
+        }
+    }
+
+    fn hull_of(&self, t: usize) -> &[u32] {
+        &self.hull[self.hull_start[t] as usize..self.hull_start[t + 1] as usize]
+    }
+
+    fn step(
+        &self,
+        chains: &[Candidate],
+        offsets: &[u32],
+        sticky: &[Stickiness],
+        t: usize,
+        h: u32,
+    ) -> Option<Step> {
+        let hull = self.hull_of(t);
+        let (&from, &to) = (hull.get(h as usize)?, hull.get(h as usize + 1)?);
+        let base = offsets[t] as usize;
+        let (a, b) = (chains[base + from as usize], chains[base + to as usize]);
+        let mut gain = (a.error - b.error) / (b.bytes - a.bytes).max(1) as f64;
+        if let Some(s) = sticky.get(t) {
+            if (to as usize) <= s.resident {
+                gain = if s.locked {
+                    f64::MAX
+                } else {
+                    gain * s.keep_bonus
+                };
+            }
+        }
+        Some(Step {
+            gain,
+            texture: t as u32,
+            hull_index: h,
+        })
+    }
+}
+
+/// Appends to `hull` the chain indices on the lower convex hull of
+/// (bytes, error), starting with the base: the states a greedy fit would ever
+/// stop at, with error removed per byte decreasing along them.
+fn lower_hull(chain: &[Candidate], hull: &mut Vec<u32>) {
+    let start = hull.len();
+    hull.push(0);
+    for (i, c) in chain.iter().enumerate().skip(1) {
+        let last = chain[hull[hull.len() - 1] as usize];
+        // a state that is not cheaper-for-its-error than the last is never chosen
+        if c.bytes <= last.bytes || c.error >= last.error {
+            continue;
+        }
+        while hull.len() - start >= 2 {
+            let (a, b) = (
+                chain[hull[hull.len() - 2] as usize],
+                chain[hull[hull.len() - 1] as usize],
+            );
+            let gain_ab = (a.error - b.error) / (b.bytes - a.bytes) as f64;
+            let gain_bc = (b.error - c.error) / (c.bytes - b.bytes) as f64;
+            if gain_ab <= gain_bc {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(i as u32);
+    }
+}
+
+/// The exact optimum by dynamic programming over the budget in `unit`-byte
+/// steps (a multiple-choice knapsack): for small cases, to measure the greedy
+/// fit against. Returns the total error and the chosen index per chain, or
+/// `None` when even the bases do not fit.
+pub fn exact_fit(chains: &[Vec<Candidate>], budget: u64, unit: u64) -> Option<(f64, Vec<usize>)> {
+    let cap = (budget / unit) as usize;
+    let cost = |c: &Candidate| c.bytes.div_ceil(unit) as usize;
+    // best[b] = minimal error using at most b units over the chains so far
+    let mut best = vec![0.0f64; cap + 1];
+    let mut picks: Vec<Vec<usize>> = Vec::new();
+    for chain in chains {
+        let mut next = vec![f64::INFINITY; cap + 1];
+        let mut pick = vec![usize::MAX; cap + 1];
+        for b in 0..=cap {
+            for (i, c) in chain.iter().enumerate() {
+                let w = cost(c);
+                if w <= b && best[b - w] + c.error < next[b] {
+                    next[b] = best[b - w] + c.error;
+                    pick[b] = i;
+                }
+            }
+        }
+        best = next;
+        picks.push(pick);
+    }
+    if !best[cap].is_finite() {
+        return None;
+    }
+    let mut choice = vec![0; chains.len()];
+    let mut b = cap;
+    for t in (0..chains.len()).rev() {
+        let i = picks[t][b];
+        choice[t] = i;
+        b -= cost(&chains[t][i]);
+    }
+    Some((best[cap], choice))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flat(chains: &[Vec<Candidate>]) -> (Vec<Candidate>, Vec<u32>) {
+        let mut all = Vec::new();
+        let mut off = vec![0];
+        for c in chains {
+            all.extend_from_slice(c);
+            off.push(all.len() as u32);
+        }
+        (all, off)
+    }
+
+    fn chain(bytes: &[u64], errors: &[f64]) -> Vec<Candidate> {
+        bytes
+            .iter()
+            .zip(errors)
+            .map(|(&bytes, &error)| Candidate { bytes, error })
+            .collect()
+    }
+
+    #[test]
+    fn greedy_prefers_more_error_removed_per_byte() {
+        let chains = vec![
+            chain(&[10, 40, 160], &[100.0, 50.0, 0.0]),
+            chain(&[10, 40, 160], &[10.0, 5.0, 0.0]),
+        ];
+        let (all, off) = flat(&chains);
+        let mut choice = Vec::new();
+        let used = Fitter::default().fit(&all, &off, &[], 200, &mut choice);
+        // texture 0 all the way (160), texture 1 one step (40): 200 bytes
+        assert_eq!(choice, vec![2, 1]);
+        assert_eq!(used, 200);
+    }
+
+    #[test]
+    fn bases_are_kept_even_over_budget() {
+        let chains = vec![chain(&[10, 40], &[1.0, 0.0]), chain(&[10, 40], &[1.0, 0.0])];
+        let (all, off) = flat(&chains);
+        let mut choice = Vec::new();
+        assert_eq!(Fitter::default().fit(&all, &off, &[], 5, &mut choice), 20);
+        assert_eq!(choice, vec![0, 0]);
+    }
+
+    #[test]
+    fn a_non_convex_state_is_skipped() {
+        // state 1 costs a lot for little; state 2 is the better buy overall
+        let c = chain(&[10, 100, 110], &[100.0, 99.0, 0.0]);
+        let mut hull = Vec::new();
+        lower_hull(&c, &mut hull);
+        assert_eq!(hull, vec![0, 2]);
+    }
+
+    #[test]
+    fn locked_and_kept_states_resist_better_newcomers() {
+        let chains = vec![
+            chain(&[10, 50], &[10.0, 0.0]),
+            chain(&[10, 50], &[11.0, 0.0]),
+        ];
+        let (all, off) = flat(&chains);
+        let mut choice = Vec::new();
+        // without stickiness texture 1 wins the 40 spare bytes
+        Fitter::default().fit(&all, &off, &[], 60, &mut choice);
+        assert_eq!(choice, vec![0, 1]);
+        // texture 0 holds its step with a 20% keep bonus
+        let sticky = [
+            Stickiness {
+                resident: 1,
+                keep_bonus: 1.2,
+                locked: false,
+            },
+            Stickiness::default(),
+        ];
+        Fitter::default().fit(&all, &off, &sticky, 60, &mut choice);
+        assert_eq!(choice, vec![1, 0]);
+        // locked beats any gain
+        let chains2 = vec![
+            chain(&[10, 50], &[1.0, 0.0]),
+            chain(&[10, 50], &[100.0, 0.0]),
+        ];
+        let (all, off) = flat(&chains2);
+        let sticky = [
+            Stickiness {
+                resident: 1,
+                keep_bonus: 1.0,
+                locked: true,
+            },
+            Stickiness::default(),
+        ];
+        Fitter::default().fit(&all, &off, &sticky, 60, &mut choice);
+        assert_eq!(choice, vec![1, 0]);
+    }
+
+    #[test]
+    fn exact_fit_solves_a_small_knapsack() {
+        let chains = vec![
+            chain(&[1, 3, 6], &[10.0, 4.0, 0.0]),
+            chain(&[1, 2, 7], &[6.0, 5.0, 0.0]),
+        ];
+        // 6 + 2 bytes for errors 0 + 5 beats 3 + 2 (4 + 5) and 6 + 1 (0 + 6)
+        let (err, choice) = exact_fit(&chains, 8, 1).unwrap();
+        assert_eq!(choice, vec![2, 1]);
+        assert_eq!(err, 5.0);
+        assert!(exact_fit(&chains, 1, 1).is_none());
+    }
+}
