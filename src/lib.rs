@@ -44,12 +44,18 @@ pub mod cook;
 pub mod decode;
 pub mod format;
 pub mod gpu;
+mod ids;
 pub mod plan;
 pub mod source;
+pub mod streamer;
 pub mod transcode;
 pub mod worker;
 
 pub use container::{OpenError, TextureFile, TextureInfo};
 pub use format::TargetFormat;
+pub use plan::View;
 pub use source::{ByteSource, FileSource, MemorySource};
+pub use streamer::{
+    Budget, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc, TextureId,
+};
 pub use transcode::{TextureClass, Tier};

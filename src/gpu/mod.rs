@@ -6,7 +6,9 @@
 //! what to install when no adapter exists. [`upload`] turns transcoded levels
 //! into a `wgpu::Texture` holding any contiguous range of mips.
 
+pub mod memory;
 pub mod readback;
+pub mod residency;
 pub mod upload;
 
 pub use readback::{read_rgba8, ReadbackError};

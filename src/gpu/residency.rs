@@ -1,0 +1,367 @@
+//! GPU residency: creating, recycling and filling the textures that hold a
+//! texture's resident mips.
+//!
+//! A texture's resident levels `[k..n)` live in one `wgpu::Texture` whose mip 0
+//! is level `k`. Changing `k` means a new texture: the mips both keep are copied
+//! GPU-side (`copy_texture_to_texture`), new levels arrive through a staging
+//! buffer (`copy_buffer_to_texture`), then the new texture replaces the old.
+//! wgpu keeps a dropped texture alive until the GPU is done with it, so the old
+//! one is simply released, into a small recycle pool when it fits (the pool
+//! counts against the budget) so that shapes that come and go reuse memory
+//! instead of churning the allocator.
+//!
+//! Every allocation runs inside an out-of-memory error scope and is reported
+//! as [`AllocError`] instead of panicking. A test hook can make the next
+//! allocations fail as if the GPU were out of memory.
+
+use super::upload::GpuTexture;
+use crate::transcode::{gpu_level_bytes, LevelImage};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Everything that makes two textures interchangeable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    /// Texel format.
+    pub format: wgpu::TextureFormat,
+    /// Width of mip 0.
+    pub width: u32,
+    /// Height of mip 0.
+    pub height: u32,
+    /// Mip levels.
+    pub mips: u32,
+    /// Array layers (faces of cubes included).
+    pub layers: u32,
+}
+
+impl Shape {
+    /// Bytes of texel data a texture of this shape holds.
+    pub fn bytes(&self) -> u64 {
+        (0..self.mips)
+            .map(|m| {
+                gpu_level_bytes(
+                    self.format,
+                    (self.width >> m).max(1),
+                    (self.height >> m).max(1),
+                )
+            })
+            .sum::<u64>()
+            * self.layers as u64
+    }
+}
+
+/// A failed GPU allocation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AllocError {
+    /// The GPU reported out of memory (or a test injected it).
+    #[error("out of GPU memory allocating {bytes} bytes for {label}")]
+    OutOfMemory {
+        /// What was being allocated.
+        label: String,
+        /// Its size.
+        bytes: u64,
+    },
+    /// wgpu rejected the descriptor.
+    #[error("wgpu rejected {label}: {message}")]
+    Validation {
+        /// What was being allocated.
+        label: String,
+        /// wgpu's message.
+        message: String,
+    },
+}
+
+/// Creates, recycles and fills resident textures; tracks their bytes.
+#[derive(Debug)]
+pub struct Residency {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pool: Vec<(Shape, wgpu::Texture)>,
+    pool_bytes: u64,
+    pool_capacity: u64,
+    staging_in_flight: Arc<AtomicU64>,
+    /// Staging bytes recorded since the last submit.
+    unsubmitted_staging: u64,
+    inject_oom: u32,
+    live_textures: u64,
+}
+
+impl Residency {
+    /// Residency on `device`, with a recycle pool of at most `pool_capacity` bytes.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, pool_capacity: u64) -> Self {
+        Self {
+            device,
+            queue,
+            pool: Vec::new(),
+            pool_bytes: 0,
+            pool_capacity,
+            staging_in_flight: Arc::new(AtomicU64::new(0)),
+            unsubmitted_staging: 0,
+            inject_oom: 0,
+            live_textures: 0,
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Bytes held by textures handed out and not yet released.
+    pub fn texture_bytes(&self) -> u64 {
+        self.live_textures
+    }
+
+    /// Bytes held in the recycle pool.
+    pub fn pool_bytes(&self) -> u64 {
+        self.pool_bytes
+    }
+
+    /// Textures in the recycle pool.
+    pub fn pool_len(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// Staging bytes submitted whose copies the GPU has not finished.
+    pub fn staging_bytes(&self) -> u64 {
+        self.staging_in_flight.load(Ordering::Acquire)
+    }
+
+    /// Every byte of GPU memory mipstream holds through this residency.
+    pub fn accounted_bytes(&self) -> u64 {
+        self.live_textures + self.pool_bytes + self.staging_bytes()
+    }
+
+    /// Changes the pool capacity, releasing pooled textures beyond it.
+    pub fn set_pool_capacity(&mut self, bytes: u64) {
+        self.pool_capacity = bytes;
+        self.trim_pool(bytes);
+    }
+
+    /// Releases pooled textures until the pool holds at most `bytes`.
+    pub fn trim_pool(&mut self, bytes: u64) {
+        while self.pool_bytes > bytes {
+            let (shape, _texture) = self.pool.remove(0);
+            self.pool_bytes -= shape.bytes();
+        }
+    }
+
+    /// Makes the next `count` allocations fail as out-of-memory (a test hook
+    /// for fault tolerance).
+    pub fn inject_out_of_memory(&mut self, count: u32) {
+        self.inject_oom += count;
+    }
+
+    /// A texture of `shape`: from the pool when one matches, else new.
+    pub fn create(&mut self, label: &str, shape: Shape) -> Result<wgpu::Texture, AllocError> {
+        let bytes = shape.bytes();
+        if self.inject_oom > 0 {
+            self.inject_oom -= 1;
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        if let Some(i) = self.pool.iter().position(|(s, _)| *s == shape) {
+            let (_, texture) = self.pool.remove(i);
+            self.pool_bytes -= bytes;
+            self.live_textures += bytes;
+            return Ok(texture);
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let texture = self.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: shape.width,
+                height: shape.height,
+                depth_or_array_layers: shape.layers,
+            },
+            mip_level_count: shape.mips,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: shape.format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let validation = pollster::block_on(validation.pop());
+        if pollster::block_on(oom.pop()).is_some() {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        if let Some(e) = validation {
+            return Err(AllocError::Validation {
+                label: label.to_owned(),
+                message: e.to_string(),
+            });
+        }
+        self.live_textures += bytes;
+        Ok(texture)
+    }
+
+    /// Gives a texture back: into the pool if it fits, else dropped (wgpu frees
+    /// it when the GPU is done with it).
+    pub fn release(&mut self, texture: wgpu::Texture, shape: Shape) {
+        let bytes = shape.bytes();
+        self.live_textures = self.live_textures.saturating_sub(bytes);
+        if bytes <= self.pool_capacity {
+            self.trim_pool(self.pool_capacity - bytes);
+            self.pool.push((shape, texture));
+            self.pool_bytes += bytes;
+        }
+    }
+
+    /// Records copies of `count` mips of `from` (starting at its mip
+    /// `from_mip`) into `to` (starting at its mip `to_mip`).
+    pub fn copy_mips(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        from: &GpuTexture,
+        from_mip: u32,
+        to: &wgpu::Texture,
+        to_mip: u32,
+        count: u32,
+    ) {
+        let (bw, bh) = from.format.block_dimensions();
+        for m in 0..count {
+            let w = (from.texture.width() >> (from_mip + m)).max(1);
+            let h = (from.texture.height() >> (from_mip + m)).max(1);
+            encoder.copy_texture_to_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: &from.texture,
+                    mip_level: from_mip + m,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture: to,
+                    mip_level: to_mip + m,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width: w.div_ceil(bw) * bw,
+                    height: h.div_ceil(bh) * bh,
+                    depth_or_array_layers: from.texture.depth_or_array_layers(),
+                },
+            );
+        }
+    }
+
+    /// Stages `uploads` (each a level image with the texture and mip to write it
+    /// to; rows must be 256-byte aligned) in one staging buffer and records the
+    /// copies. Returns the staging bytes used.
+    pub fn stage(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        uploads: &[(&wgpu::Texture, u32, &LevelImage)],
+        label: &str,
+    ) -> Result<u64, AllocError> {
+        let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
+        let mut offsets = Vec::with_capacity(uploads.len());
+        let mut size = 0u64;
+        for (_, _, l) in uploads {
+            offsets.push(size);
+            size = (size + l.data.len() as u64).next_multiple_of(align);
+        }
+        if size == 0 {
+            return Ok(0);
+        }
+        if self.inject_oom > 0 {
+            self.inject_oom -= 1;
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes: size,
+            });
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
+        });
+        if pollster::block_on(oom.pop()).is_some() {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes: size,
+            });
+        }
+        {
+            let mut view = buffer
+                .get_mapped_range_mut(..)
+                .map_err(|e| AllocError::Validation {
+                    label: label.to_owned(),
+                    message: e.to_string(),
+                })?;
+            for ((_, _, l), &o) in uploads.iter().zip(&offsets) {
+                view.slice(o as usize..o as usize + l.data.len())
+                    .copy_from_slice(&l.data);
+            }
+        }
+        buffer.unmap();
+        for ((texture, mip, l), &o) in uploads.iter().zip(&offsets) {
+            let (bw, bh) = l.format.block_dimensions();
+            encoder.copy_buffer_to_texture(
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &buffer,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: o,
+                        bytes_per_row: Some(l.bytes_per_row),
+                        rows_per_image: Some(l.rows_per_image),
+                    },
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: *mip,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width: l.width.div_ceil(bw) * bw,
+                    height: l.height.div_ceil(bh) * bh,
+                    depth_or_array_layers: l.images,
+                },
+            );
+        }
+        self.staging_in_flight.fetch_add(size, Ordering::AcqRel);
+        self.unsubmitted_staging += size;
+        Ok(size)
+    }
+
+    /// Submits recorded work; staging it used is released once the GPU has
+    /// finished it.
+    pub fn submit(&mut self, encoder: wgpu::CommandEncoder) {
+        self.queue.submit([encoder.finish()]);
+        let size = std::mem::take(&mut self.unsubmitted_staging);
+        if size > 0 {
+            let counter = self.staging_in_flight.clone();
+            self.queue.on_submitted_work_done(move || {
+                counter.fetch_sub(size, Ordering::AcqRel);
+            });
+        }
+    }
+
+    /// Runs finished-work callbacks without blocking (returns staging bytes).
+    pub fn poll(&self) {
+        let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Blocks until the GPU has finished everything submitted.
+    pub fn wait_idle(&self) {
+        let _ = self.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        });
+    }
+}

@@ -1,0 +1,318 @@
+//! The apply step of `update`: shrink, grow and rebuild resident textures.
+//!
+//! Shrinks come first (they free memory and need no upload), then growth in
+//! the planner's priority order. A texture grows by the arrived levels
+//! adjacent to its finest resident one, as many as this frame's upload cap
+//! allows (a single level larger than the cap goes alone, first in a frame);
+//! a texture whose planned tier differs is rebuilt once the new tier's levels
+//! from its tail up have arrived. Every new texture must fit the budget next to
+//! everything already held, or the texture waits and reports why.
+
+use super::{BelowReason, Entry, Streamer, TextureId};
+use crate::container::TextureInfo;
+use crate::gpu::residency::{AllocError, Shape};
+use crate::gpu::GpuTexture;
+use crate::transcode::Tier;
+
+/// What this frame may still upload.
+struct UploadRoom {
+    bytes: u64,
+    levels: u32,
+    used: bool,
+}
+
+impl UploadRoom {
+    /// Whether one more level of `bytes` fits (the first of a frame always does).
+    fn fits(&self, bytes: u64, taken_bytes: u64, taken: u32) -> bool {
+        if taken + 1 > self.levels {
+            return false;
+        }
+        taken_bytes + bytes <= self.bytes || (!self.used && taken == 0)
+    }
+}
+
+/// A GPU texture holding levels `first..` of a file, with its view.
+pub(super) fn gpu_texture(
+    texture: wgpu::Texture,
+    info: &TextureInfo,
+    first: u32,
+    shape: Shape,
+    label: &str,
+) -> GpuTexture {
+    let dimension = crate::gpu::upload::view_dimension(info);
+    let view = texture.create_view(&wgpu::TextureViewDescriptor {
+        label: Some(label),
+        dimension: Some(dimension),
+        ..Default::default()
+    });
+    GpuTexture {
+        texture,
+        view,
+        view_dimension: dimension,
+        first_level: first,
+        level_count: shape.mips,
+        format: shape.format,
+        bytes: shape.bytes(),
+    }
+}
+
+impl Streamer {
+    pub(super) fn apply(&mut self) {
+        let plan = self.planner.last_plan().textures.clone();
+        let ids = self.texture_ids();
+        let mut enc = self
+            .gpu
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("mipstream apply"),
+            });
+        let mut work = false;
+        for &id in &ids {
+            let p = plan[id.index()];
+            let e = self.textures.get_mut(id).expect("live id");
+            e.held_back = None;
+            let first = e.resident.first_level;
+            if p.tier == e.tier && p.target > first {
+                work |= self.shrink(&mut enc, id, p.target);
+            } else if p.tier != e.tier {
+                // a tier switch frees nothing until the new tier has loaded:
+                // shrink in the current tier to what the plan budgets for now
+                let planned = e.plan.bytes(p.target, p.tier);
+                let fits =
+                    (first..=e.plan.tail_level).find(|&l| e.plan.bytes(l, e.tier) <= planned);
+                if let Some(level) = fits.filter(|&l| l > first) {
+                    work |= self.shrink(&mut enc, id, level);
+                }
+            }
+        }
+        let mut order: Vec<TextureId> = ids
+            .into_iter()
+            .filter(|id| {
+                let (p, e) = (plan[id.index()], self.textures.get(*id).expect("live id"));
+                p.tier != e.tier || p.target < e.resident.first_level
+            })
+            .collect();
+        order.sort_by(|a, b| {
+            plan[b.index()]
+                .priority
+                .total_cmp(&plan[a.index()].priority)
+        });
+        let mut room = UploadRoom {
+            bytes: self.options.upload_bytes_per_frame,
+            levels: self.options.uploads_per_frame,
+            used: false,
+        };
+        for id in order {
+            if self.frame < self.grow_paused_until && self.oom_reduction > 0 {
+                self.textures.get_mut(id).expect("live id").held_back =
+                    Some(BelowReason::OutOfMemoryBackoff);
+                continue;
+            }
+            let p = plan[id.index()];
+            let tier = self.textures.get(id).expect("live id").tier;
+            work |= if p.tier != tier {
+                self.rebuild(&mut enc, id, p.target, p.tier, &mut room)
+            } else {
+                self.grow(&mut enc, id, p.target, &mut room)
+            };
+        }
+        if work {
+            self.gpu.submit(enc);
+        }
+    }
+
+    /// Replaces a texture's resident levels with `[target..)`, copied GPU-side.
+    fn shrink(&mut self, enc: &mut wgpu::CommandEncoder, id: TextureId, target: u32) -> bool {
+        let e = self.textures.get(id).expect("live id");
+        let (old_first, tier) = (e.resident.first_level, e.tier);
+        let shape = e.shape(target, tier);
+        let label = format!("mipstream {} levels {target}..{}", e.label, e.levels());
+        let texture = match self.gpu.create(&label, shape) {
+            Ok(t) => t,
+            Err(err) => {
+                self.alloc_failed(err);
+                return false;
+            }
+        };
+        let e = self.textures.get(id).expect("live id");
+        self.gpu.copy_mips(
+            enc,
+            &e.resident,
+            target - old_first,
+            &texture,
+            0,
+            shape.mips,
+        );
+        let info = e.file.info().clone();
+        self.swap(id, gpu_texture(texture, &info, target, shape, &label), tier);
+        self.stats.shrunk += 1;
+        true
+    }
+
+    /// Grows a texture by its arrived levels next to its finest resident one.
+    fn grow(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        id: TextureId,
+        target: u32,
+        room: &mut UploadRoom,
+    ) -> bool {
+        let e = self.textures.get_mut(id).expect("live id");
+        let first = e.resident.first_level;
+        let (mut take, mut bytes, mut count) = (first, 0u64, 0u32);
+        while take > target {
+            let Some(img) = e.pending.get(&(take - 1)) else {
+                break;
+            };
+            if !room.fits(img.data.len() as u64, bytes, count) {
+                e.held_back = Some(BelowReason::UploadCap);
+                break;
+            }
+            bytes += img.data.len() as u64;
+            count += 1;
+            take -= 1;
+        }
+        if take == first {
+            return false;
+        }
+        let tier = e.tier;
+        let levels: Vec<_> = (take..first).filter_map(|l| e.pending.remove(&l)).collect();
+        self.build(enc, id, take, tier, levels, room, true)
+    }
+
+    /// Rebuilds a texture in another tier from the new tier's arrived levels
+    /// (from its tail up, as far towards `target` as this frame allows).
+    fn rebuild(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        id: TextureId,
+        target: u32,
+        tier: Tier,
+        room: &mut UploadRoom,
+    ) -> bool {
+        let e = self.textures.get_mut(id).expect("live id");
+        if e.pending_tier != tier {
+            return false;
+        }
+        let n = e.levels();
+        let (mut take, mut bytes, mut count) = (n, 0u64, 0u32);
+        while take > target {
+            let Some(img) = e.pending.get(&(take - 1)) else {
+                break;
+            };
+            if !room.fits(img.data.len() as u64, bytes, count) {
+                e.held_back = Some(BelowReason::UploadCap);
+                break;
+            }
+            bytes += img.data.len() as u64;
+            count += 1;
+            take -= 1;
+        }
+        if take > e.plan.tail_level {
+            return false; // the new tier's tail has not arrived (or does not fit) yet
+        }
+        let levels: Vec<_> = (take..n).filter_map(|l| e.pending.remove(&l)).collect();
+        self.build(enc, id, take, tier, levels, room, false)
+    }
+
+    /// Creates the texture for levels `first..` in `tier`, fills it from the old
+    /// one (when `keep_old`) and from `levels`, and swaps it in.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        id: TextureId,
+        first: u32,
+        tier: Tier,
+        levels: Vec<crate::transcode::LevelImage>,
+        room: &mut UploadRoom,
+        keep_old: bool,
+    ) -> bool {
+        let e = self.textures.get(id).expect("live id");
+        let shape = e.shape(first, tier);
+        let upload_bytes: u64 = levels.iter().map(|l| l.data.len() as u64).sum();
+        let budget = self.effective_budget();
+        if self.gpu.accounted_bytes() + shape.bytes() + upload_bytes > budget {
+            self.gpu.trim_pool(0);
+        }
+        if self.gpu.accounted_bytes() + shape.bytes() + upload_bytes > budget {
+            let e = self.textures.get_mut(id).expect("live id");
+            e.held_back = Some(BelowReason::Budget);
+            put_back(e, levels);
+            return false;
+        }
+        let label = format!("mipstream {} levels {first}..{}", e.label, e.levels());
+        let texture = match self.gpu.create(&label, shape) {
+            Ok(t) => t,
+            Err(err) => {
+                self.alloc_failed(err);
+                put_back(self.textures.get_mut(id).expect("live id"), levels);
+                return false;
+            }
+        };
+        let e = self.textures.get(id).expect("live id");
+        if keep_old {
+            let old = &e.resident;
+            self.gpu.copy_mips(
+                enc,
+                old,
+                0,
+                &texture,
+                old.first_level - first,
+                old.level_count,
+            );
+        }
+        let uploads: Vec<_> = levels
+            .iter()
+            .map(|l| (&texture, l.level - first, l))
+            .collect();
+        if let Err(err) = self.gpu.stage(enc, &uploads, &label) {
+            drop(uploads);
+            self.gpu.release(texture, shape);
+            self.alloc_failed(err);
+            put_back(self.textures.get_mut(id).expect("live id"), levels);
+            return false;
+        }
+        drop(uploads);
+        room.used = true;
+        room.bytes = room.bytes.saturating_sub(upload_bytes);
+        room.levels = room.levels.saturating_sub(levels.len() as u32);
+        self.stats.upload_bytes += upload_bytes;
+        self.stats.uploads += levels.len() as u32;
+        self.stats.grown += 1;
+        let info = e.file.info().clone();
+        self.swap(id, gpu_texture(texture, &info, first, shape, &label), tier);
+        true
+    }
+
+    /// Puts `new` in place of a texture's resident levels and releases the old.
+    fn swap(&mut self, id: TextureId, new: GpuTexture, tier: Tier) {
+        let frame = self.frame;
+        let e = self.textures.get_mut(id).expect("live id");
+        let old_shape = e.shape(e.resident.first_level, e.tier);
+        let old = std::mem::replace(&mut e.resident, new);
+        e.tier = tier;
+        e.since_frame = frame;
+        e.generation += 1;
+        self.gpu.release(old.texture, old_shape);
+        self.changed.push(id);
+        self.stats.rebinds += 1;
+    }
+
+    fn alloc_failed(&mut self, err: AllocError) {
+        match err {
+            AllocError::OutOfMemory { label, bytes } => self.record_oom(label, bytes),
+            AllocError::Validation { label, message } => {
+                // a descriptor wgpu rejects is a bug; treat it like a failed
+                // allocation so the frame goes on
+                self.record_oom(format!("{label} (rejected by wgpu: {message})"), 0)
+            }
+        }
+    }
+}
+
+fn put_back(e: &mut Entry, levels: Vec<crate::transcode::LevelImage>) {
+    for l in levels {
+        e.pending.insert(l.level, l);
+    }
+}

@@ -1,0 +1,165 @@
+//! Streamer options and registration descriptors.
+
+use crate::ids::TextureId;
+use crate::plan::PlannerOptions;
+use crate::transcode::TextureClass;
+use crate::TextureFile;
+use glam::Vec3;
+
+/// How much GPU memory mipstream may use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// A fixed number of bytes.
+    Bytes(u64),
+    /// A fraction of the driver's device-local budget where the backend
+    /// reports one (Vulkan with `VK_EXT_memory_budget`), else `fallback` bytes.
+    Auto {
+        /// Fraction of the driver budget, 0 to 1.
+        fraction: f32,
+        /// Bytes when the driver reports no budget.
+        fallback: u64,
+    },
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::Auto {
+            fraction: 0.5,
+            fallback: 256 << 20,
+        }
+    }
+}
+
+/// Options of a [`crate::Streamer`], each with its default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamerOptions {
+    /// The memory budget. Default: half the driver budget, else 256 MiB.
+    pub budget: Budget,
+    /// Upload bytes per `update` (texel data copied to the GPU). Default: 8 MiB.
+    /// A single level larger than this goes alone in a frame of its own.
+    pub upload_bytes_per_frame: u64,
+    /// Levels uploaded per `update`. Default: 32.
+    pub uploads_per_frame: u32,
+    /// Levels whose larger side is at most this many texels are always
+    /// resident, so no texture is ever blank. Default: 64.
+    pub tail_size: u32,
+    /// Loader threads. Default: the available cores minus one, 1 to 4.
+    pub workers: usize,
+    /// Bytes of freed textures kept for reuse (counted in the budget).
+    /// Default: 4 MiB, at most a sixteenth of the budget.
+    pub recycle_pool_bytes: u64,
+    /// Fraction of the budget kept free for the moment a texture is rebuilt
+    /// larger (old and new coexist until the swap). Default: 0.1.
+    pub transient_reserve: f32,
+    /// Frames to wait before retrying a failed load; doubles per failure, up to
+    /// 64 times this. Default: 15.
+    pub retry_backoff_frames: u64,
+    /// Frames without growth after the GPU runs out of memory. Default: 60.
+    pub oom_backoff_frames: u64,
+    /// The planner's tunables.
+    pub planner: PlannerOptions,
+}
+
+impl Default for StreamerOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Self {
+            budget: Budget::default(),
+            upload_bytes_per_frame: 8 << 20,
+            uploads_per_frame: 32,
+            tail_size: 64,
+            workers: cores.saturating_sub(1).clamp(1, 4),
+            recycle_pool_bytes: 4 << 20,
+            transient_reserve: 0.1,
+            retry_backoff_frames: 15,
+            oom_backoff_frames: 60,
+            planner: PlannerOptions::default(),
+        }
+    }
+}
+
+/// A texture to register.
+#[derive(Debug, Clone)]
+pub struct TextureDesc {
+    /// The opened file.
+    pub file: TextureFile,
+    /// What the texture is for. Default: colour.
+    pub class: TextureClass,
+    /// Importance multiplier (1 = normal, 2 = twice as important).
+    pub priority: f32,
+    /// Largest resolution (texels across) ever loaded, if limited.
+    pub max_resolution: Option<u32>,
+    /// A name for reports and GPU labels. Default: the file name.
+    pub label: Option<String>,
+}
+
+impl TextureDesc {
+    /// A colour texture with default settings.
+    pub fn new(file: TextureFile) -> Self {
+        Self {
+            file,
+            class: TextureClass::Color,
+            priority: 1.0,
+            max_resolution: None,
+            label: None,
+        }
+    }
+
+    /// The same with another class.
+    pub fn with_class(mut self, class: TextureClass) -> Self {
+        self.class = class;
+        self
+    }
+
+    /// The same with another priority.
+    pub fn with_priority(mut self, priority: f32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// The same with a maximum resolution.
+    pub fn with_max_resolution(mut self, texels: u32) -> Self {
+        self.max_resolution = Some(texels);
+        self
+    }
+
+    /// The same with a label.
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+}
+
+/// An object to register: bounds and the textures it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectDesc {
+    /// Centre of the bounding sphere, world space.
+    pub center: Vec3,
+    /// Radius of the bounding sphere.
+    pub radius: f32,
+    /// Each texture with the world units one UV unit spans on this object
+    /// (a 10 m wall with UVs 0..1 across it: 10).
+    pub textures: Vec<(TextureId, f32)>,
+}
+
+impl ObjectDesc {
+    /// An object bounded by a sphere.
+    pub fn sphere(center: Vec3, radius: f32) -> Self {
+        Self {
+            center,
+            radius,
+            textures: Vec::new(),
+        }
+    }
+
+    /// An object bounded by an axis-aligned box.
+    pub fn aabb(min: Vec3, max: Vec3) -> Self {
+        Self::sphere((min + max) * 0.5, (max - min).length() * 0.5)
+    }
+
+    /// The same object also showing `texture`.
+    pub fn with_texture(mut self, texture: TextureId, world_per_uv: f32) -> Self {
+        self.textures.push((texture, world_per_uv));
+        self
+    }
+}

@@ -1,0 +1,317 @@
+//! What the streamer holds and why: [`ResidencyReport`], [`OomEvent`], and the
+//! result of [`crate::Streamer::check_invariants`].
+
+use crate::gpu::memory::{human_bytes, AllocatorSummary, DriverBudget, GpuCounters};
+use crate::ids::TextureId;
+use crate::transcode::{TextureClass, Tier};
+use std::fmt;
+use std::time::Duration;
+
+/// Where a texture is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResidencyState {
+    /// Its resident levels are what the plan wants.
+    Resident,
+    /// Levels it needs are being read and transcoded.
+    Loading {
+        /// Levels in flight.
+        levels: u32,
+    },
+    /// Levels have arrived and wait for upload room.
+    Uploading {
+        /// Levels waiting.
+        levels: u32,
+    },
+    /// Its last load failed; it keeps what it has and retries later.
+    Failed {
+        /// The error.
+        error: String,
+        /// Frame of the next attempt.
+        retry_at_frame: u64,
+    },
+}
+
+/// Why a texture is coarser than it wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BelowReason {
+    /// The budget leaves no room.
+    Budget,
+    /// Its levels are loaded but this frame's upload cap was spent.
+    UploadCap,
+    /// Its levels are still being read and transcoded.
+    Loading,
+    /// Its maximum resolution.
+    MaxResolution,
+    /// Loading failed; retrying.
+    Error(String),
+    /// The GPU ran out of memory recently; growth is paused.
+    OutOfMemoryBackoff,
+}
+
+impl fmt::Display for BelowReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BelowReason::Budget => f.write_str("budget"),
+            BelowReason::UploadCap => f.write_str("upload cap"),
+            BelowReason::Loading => f.write_str("loading"),
+            BelowReason::MaxResolution => f.write_str("max resolution"),
+            BelowReason::Error(e) => write!(f, "error: {e}"),
+            BelowReason::OutOfMemoryBackoff => f.write_str("out-of-memory backoff"),
+        }
+    }
+}
+
+/// One texture in a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextureReport {
+    /// Its id.
+    pub id: TextureId,
+    /// Its label.
+    pub label: String,
+    /// Its class.
+    pub class: TextureClass,
+    /// Level 0 size.
+    pub size: (u32, u32),
+    /// Levels in the file.
+    pub levels: u32,
+    /// Level the views need (after hysteresis and maximum resolution).
+    pub wanted: u32,
+    /// Level the budget plan gives it.
+    pub planned: u32,
+    /// Finest resident level.
+    pub resident: u32,
+    /// Tier of the resident levels.
+    pub tier: Tier,
+    /// Format of the resident levels.
+    pub format: wgpu::TextureFormat,
+    /// Bytes resident.
+    pub bytes: u64,
+    /// Weighted screen coverage in pixels.
+    pub coverage: f32,
+    /// State.
+    pub state: ResidencyState,
+    /// Why `resident` is coarser than `wanted`, if it is.
+    pub below: Option<BelowReason>,
+}
+
+/// The GPU ran out of memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OomEvent {
+    /// Frame it happened in.
+    pub frame: u64,
+    /// What was being allocated.
+    pub what: String,
+    /// Bytes it needed.
+    pub bytes: u64,
+    /// The budget at the time.
+    pub budget: u64,
+    /// Bytes mipstream held at the time.
+    pub resident: u64,
+    /// Bytes the allocator held but had not allocated, where known.
+    pub reserved_unallocated: Option<u64>,
+}
+
+impl fmt::Display for OomEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "out of GPU memory (frame {}): tried to allocate {} for {}; budget {}; {} resident",
+            self.frame,
+            human_bytes(self.bytes),
+            self.what,
+            human_bytes(self.budget),
+            human_bytes(self.resident)
+        )?;
+        match self.reserved_unallocated {
+            Some(u) => write!(
+                f,
+                "; {} reserved by the allocator but unallocated",
+                human_bytes(u)
+            ),
+            None => f.write_str("; allocator reserve unknown on this backend"),
+        }
+    }
+}
+
+/// Bytes by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    /// Colour textures.
+    pub color: u64,
+    /// Normal maps.
+    pub normal: u64,
+    /// Other data textures.
+    pub data: u64,
+    /// Freed textures kept for reuse.
+    pub pool: u64,
+    /// Staging buffers the GPU has not finished reading.
+    pub staging: u64,
+}
+
+impl Totals {
+    /// Everything mipstream holds.
+    pub fn accounted(&self) -> u64 {
+        self.color + self.normal + self.data + self.pool + self.staging
+    }
+}
+
+/// This frame's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameStats {
+    /// Frame number.
+    pub frame: u64,
+    /// Bytes of texel data uploaded.
+    pub upload_bytes: u64,
+    /// Levels uploaded.
+    pub uploads: u32,
+    /// Texture views that changed (bind groups to rebuild).
+    pub rebinds: u32,
+    /// Textures grown.
+    pub grown: u32,
+    /// Textures shrunk.
+    pub shrunk: u32,
+    /// Load requests submitted.
+    pub requested: u32,
+    /// Render-thread time `update` took.
+    pub update_time: Duration,
+}
+
+/// A snapshot of what the streamer holds and why.
+#[derive(Debug, Clone)]
+pub struct ResidencyReport {
+    /// The configured budget in bytes.
+    pub budget: u64,
+    /// The budget in force (lowered after out-of-memory events).
+    pub effective_budget: u64,
+    /// Bytes the tails alone need.
+    pub tail_bytes: u64,
+    /// Bytes by kind.
+    pub totals: Totals,
+    /// Every texture.
+    pub textures: Vec<TextureReport>,
+    /// The last frame's work.
+    pub frame: FrameStats,
+    /// Recent out-of-memory events, oldest first.
+    pub oom_events: Vec<OomEvent>,
+    /// The driver's view, where the backend reports it.
+    pub driver: Option<DriverBudget>,
+    /// wgpu's allocator report, where the backend has one.
+    pub allocator: Option<AllocatorSummary>,
+    /// wgpu's internal counters.
+    pub counters: GpuCounters,
+    /// Load requests not yet finished.
+    pub loads_outstanding: usize,
+}
+
+impl fmt::Display for ResidencyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.totals;
+        writeln!(
+            f,
+            "frame {}: {} of {} budget ({} effective); colour {}, normal {}, data {}, pool {}, staging {}",
+            self.frame.frame,
+            human_bytes(t.accounted()),
+            human_bytes(self.budget),
+            human_bytes(self.effective_budget),
+            human_bytes(t.color),
+            human_bytes(t.normal),
+            human_bytes(t.data),
+            human_bytes(t.pool),
+            human_bytes(t.staging)
+        )?;
+        writeln!(
+            f,
+            "uploads {} ({} levels), rebinds {}, {} loads outstanding, update {:.3} ms",
+            human_bytes(self.frame.upload_bytes),
+            self.frame.uploads,
+            self.frame.rebinds,
+            self.loads_outstanding,
+            self.frame.update_time.as_secs_f64() * 1e3
+        )?;
+        match &self.allocator {
+            Some(a) => writeln!(
+                f,
+                "allocator: {} allocated, {} reserved in {} blocks, fragmentation {:.0}%",
+                human_bytes(a.allocated),
+                human_bytes(a.reserved),
+                a.blocks,
+                a.fragmentation * 100.0
+            )?,
+            None => writeln!(f, "allocator: no report on this backend")?,
+        }
+        match self.driver.as_ref().and_then(|d| d.device_local_budget()) {
+            Some(b) => writeln!(f, "driver budget: {}", human_bytes(b))?,
+            None => writeln!(
+                f,
+                "driver budget: not reported; using the configured budget"
+            )?,
+        }
+        writeln!(
+            f,
+            "{:<24} {:>11} {:>6} {:>8} {:>8} {:>10}  {:<22} why below",
+            "texture", "size", "wanted", "resident", "tier", "bytes", "state"
+        )?;
+        for x in &self.textures {
+            let state = match &x.state {
+                ResidencyState::Resident => "resident".to_owned(),
+                ResidencyState::Loading { levels } => format!("loading {levels}"),
+                ResidencyState::Uploading { levels } => format!("uploading {levels}"),
+                ResidencyState::Failed { retry_at_frame, .. } => {
+                    format!("failed, retry {retry_at_frame}")
+                }
+            };
+            writeln!(
+                f,
+                "{:<24} {:>11} {:>6} {:>8} {:>8} {:>10}  {:<22} {}",
+                x.label.chars().take(24).collect::<String>(),
+                format!("{}x{}", x.size.0, x.size.1),
+                x.wanted,
+                x.resident,
+                format!("{:?}", x.tier),
+                human_bytes(x.bytes),
+                state,
+                x.below.as_ref().map_or(String::new(), |b| b.to_string())
+            )?;
+        }
+        for e in &self.oom_events {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A broken invariant, found by [`crate::Streamer::check_invariants`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvariantViolation {
+    /// The byte accounting disagrees with the live resources.
+    #[error("accounting says {accounted} texture bytes but live textures hold {live}")]
+    Accounting {
+        /// What the accounting says.
+        accounted: u64,
+        /// What the live resources add up to.
+        live: u64,
+    },
+    /// Held bytes exceed the budget in force.
+    #[error("{held} bytes held exceed the {budget}-byte budget")]
+    OverBudget {
+        /// Bytes held.
+        held: u64,
+        /// The budget in force.
+        budget: u64,
+    },
+    /// A texture lost its tail or its levels do not end at its last level.
+    #[error("texture {id} holds levels {first}..{end} but must hold {tail}..{levels}")]
+    MissingTail {
+        /// The texture.
+        id: TextureId,
+        /// First resident level.
+        first: u32,
+        /// One past the last resident level.
+        end: u32,
+        /// First tail level.
+        tail: u32,
+        /// Levels in the file.
+        levels: u32,
+    },
+}

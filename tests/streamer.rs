@@ -1,0 +1,125 @@
+//! The streamer on real textures: convergence, budget changes, out-of-memory.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use mipstream::{Streamer, TextureFile, View};
+use std::time::Duration;
+
+fn sponza(name: &str) -> TextureFile {
+    TextureFile::open_path(common::shared_data().join("sponza-textures").join(name)).unwrap()
+}
+
+const NAMES: [&str; 4] = [
+    "sponza_arch_diff.ktx2",
+    "lion.ktx2",
+    "background.ktx2",
+    "sponza_column_a_diff.ktx2",
+];
+
+fn view(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 0.0, z),
+        Vec3::new(0.0, 0.0, z - 1.0),
+        Vec3::Y,
+        1.0,
+        UVec2::new(1280, 720),
+        0.1,
+        1e4,
+    )
+}
+
+fn scene(options: StreamerOptions) -> (Streamer, Vec<mipstream::TextureId>) {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(&g.device, &g.queue, options);
+    let mut ids = Vec::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        let t = s.register_texture(TextureDesc::new(sponza(name))).unwrap();
+        s.register_object(
+            ObjectDesc::sphere(Vec3::new(i as f32 * 3.0 - 4.5, 0.0, -4.0), 1.5)
+                .with_texture(t, 4.0),
+        )
+        .unwrap();
+        ids.push(t);
+    }
+    s.check_invariants().unwrap();
+    (s, ids)
+}
+
+#[test]
+fn settles_to_the_wanted_levels_with_room() {
+    let (mut s, ids) = scene(StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        ..Default::default()
+    });
+    let frames = s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    s.check_invariants().unwrap();
+    let r = s.report();
+    eprintln!("settled in {frames} frames\n{r}");
+    for t in &r.textures {
+        assert_eq!(t.resident, t.wanted, "{}", t.label);
+        assert_eq!(t.below, None);
+    }
+    assert!(
+        r.textures.iter().any(|t| t.resident < 6),
+        "something close should be sharp"
+    );
+    assert_eq!(s.take_changed().len(), ids.len());
+}
+
+#[test]
+fn a_lower_budget_evicts_at_once_and_a_higher_one_recovers() {
+    let (mut s, _) = scene(StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        ..Default::default()
+    });
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    let levels = |s: &Streamer| {
+        s.report()
+            .textures
+            .iter()
+            .map(|t| (t.resident, t.tier))
+            .collect::<Vec<_>>()
+    };
+    let full = levels(&s);
+    s.set_budget(Budget::Bytes(1 << 20));
+    s.update(&[view(0.0)]);
+    s.check_invariants().unwrap();
+    let low = s.report();
+    assert!(low.totals.accounted() <= 1 << 20, "{low}");
+    assert!(low
+        .textures
+        .iter()
+        .any(|t| t.below == Some(mipstream::streamer::BelowReason::Budget)));
+    s.set_budget(Budget::Bytes(64 << 20));
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    s.check_invariants().unwrap();
+    assert_eq!(levels(&s), full, "the same levels as before the drop");
+}
+
+#[test]
+fn out_of_memory_degrades_and_recovers() {
+    let (mut s, _) = scene(StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        oom_backoff_frames: 5,
+        ..Default::default()
+    });
+    s.inject_out_of_memory(3);
+    for _ in 0..40 {
+        s.update(&[view(0.0)]);
+        s.check_invariants().unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!s.oom_events().is_empty());
+    let msg = s.oom_events()[0].to_string();
+    assert!(
+        msg.contains("tried to allocate") && msg.contains("budget"),
+        "{msg}"
+    );
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    let r = s.report();
+    for t in &r.textures {
+        assert_eq!(t.resident, t.wanted, "{r}");
+    }
+}
