@@ -46,6 +46,10 @@ pub mod format;
 pub mod gpu;
 mod ids;
 pub mod plan;
+#[cfg(feature = "scene")]
+pub mod render;
+#[cfg(feature = "scene")]
+pub mod scene;
 pub mod source;
 pub mod streamer;
 pub mod transcode;

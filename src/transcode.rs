@@ -138,6 +138,20 @@ pub enum TranscodeError {
         /// What is wrong.
         reason: String,
     },
+    /// The level would decode to more than [`MAX_LEVEL_BYTES`].
+    #[error("{name}: level {level} ({width}x{height}) would take more than the {limit}-byte limit for one transcoded level")]
+    TooLarge {
+        /// The file's name.
+        name: String,
+        /// The level.
+        level: u32,
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+        /// The limit.
+        limit: u64,
+    },
     /// mipstream was built without the `basis` feature.
     #[error("{name}: Basis Universal payloads need mipstream's `basis` feature")]
     BasisDisabled {
@@ -145,6 +159,11 @@ pub enum TranscodeError {
         name: String,
     },
 }
+
+/// The largest transcoded level mipstream produces (1 GiB): a header can claim
+/// sizes its data does not back (ETC1S levels are variable-length), and the
+/// output is refused before it is allocated.
+pub const MAX_LEVEL_BYTES: u64 = 1 << 30;
 
 /// Upload-ready texels of one mip level: every image (layer x face) of the level.
 #[derive(Clone)]
@@ -344,21 +363,37 @@ pub fn transcode_level(
     let info = file.info();
     let format = output_format(info, output, srgb);
     let (bw, bh) = format.block_dimensions();
-    let block = format.block_copy_size(None).unwrap_or(4);
-    let tight_row = raw.width.div_ceil(bw) * block;
-    let align = row_alignment.max(1);
+    let block = format.block_copy_size(None).unwrap_or(4) as u64;
+    let align = row_alignment.max(1) as u64;
+    let tight_row = raw.width.div_ceil(bw) as u64 * block;
+    let pitch = tight_row.div_ceil(align) * align;
+    let rows = raw.height.div_ceil(bh) as u64;
+    let images = info.images_per_level() as u64;
+    let total = pitch.checked_mul(rows).and_then(|b| b.checked_mul(images));
+    match total {
+        Some(t) if t <= MAX_LEVEL_BYTES && pitch <= u32::MAX as u64 => {}
+        _ => {
+            return Err(TranscodeError::TooLarge {
+                name: info.name.clone(),
+                level: raw.level,
+                width: raw.width,
+                height: raw.height,
+                limit: MAX_LEVEL_BYTES,
+            })
+        }
+    }
     let mut img = LevelImage {
         level: raw.level,
         width: raw.width,
         height: raw.height,
-        images: info.images_per_level(),
+        images: images as u32,
         format,
-        bytes_per_row: tight_row.div_ceil(align) * align,
-        rows_per_image: raw.height.div_ceil(bh),
+        bytes_per_row: pitch as u32,
+        rows_per_image: rows as u32,
         data: Vec::new(),
     };
-    let image_len = (img.bytes_per_row * img.rows_per_image) as usize;
-    img.data = vec![0u8; image_len * img.images as usize];
+    let tight_row = tight_row as u32;
+    img.data = vec![0u8; total.unwrap_or(0) as usize];
     let wrong = || TranscodeError::WrongOutput {
         name: info.name.clone(),
         payload: info.payload.name(),

@@ -44,11 +44,25 @@ pub fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
     vulkan::driver_budget(device)
 }
 
+/// Whether `copy_texture_to_texture` works for block-compressed formats on
+/// this device. wgpu's GL backend copies through a framebuffer, which cannot
+/// hold a compressed texture, so it is false there.
+pub fn copies_compressed_textures(device: &wgpu::Device) -> bool {
+    !vulkan::is_gl(device)
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 #[allow(unsafe_code)] // wgpu's hal escape hatch to call vkGetPhysicalDeviceMemoryProperties2
 mod vulkan {
     use super::{DriverBudget, HeapBudget};
     use ash::vk;
+
+    /// Whether the device runs on wgpu's GL backend.
+    pub(super) fn is_gl(device: &wgpu::Device) -> bool {
+        // SAFETY: only checks whether the device is backed by GL; the guard is
+        // dropped at once and nothing is called on it.
+        unsafe { device.as_hal::<wgpu::hal::api::Gles>() }.is_some()
+    }
 
     pub(super) fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
         // SAFETY: `as_hal` hands out the live hal device of a Vulkan-backed
@@ -87,6 +101,9 @@ mod vulkan {
 mod vulkan {
     pub(super) fn driver_budget(_: &wgpu::Device) -> Option<super::DriverBudget> {
         None
+    }
+    pub(super) fn is_gl(_: &wgpu::Device) -> bool {
+        true
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! A texture's resident levels `[k..n)` live in one `wgpu::Texture` whose mip 0
 //! is level `k`. Changing `k` means a new texture: the mips both keep are copied
-//! GPU-side (`copy_texture_to_texture`), new levels arrive through a staging
-//! buffer (`copy_buffer_to_texture`), then the new texture replaces the old.
+//! GPU-side (`copy_texture_to_texture`), new levels are written with
+//! `Queue::write_texture` (wgpu's staging belt), then the new texture replaces
+//! the old.
 //! wgpu keeps a dropped texture alive until the GPU is done with it, so the old
 //! one is simply released, into a small recycle pool when it fits (the pool
 //! counts against the budget) so that shapes that come and go reuse memory
@@ -258,74 +259,47 @@ impl Residency {
         }
     }
 
-    /// Stages `uploads` (each a level image with the texture and mip to write it
-    /// to; rows must be 256-byte aligned) in one staging buffer and records the
-    /// copies. Returns the staging bytes used.
+    /// Uploads `uploads` (each a level image with the texture and mip to write
+    /// it to) with `Queue::write_texture`, whose staging wgpu manages: the
+    /// writes run at the start of the next [`submit`](Self::submit), before its
+    /// copies (they touch other mips). Returns the bytes written; they count as
+    /// staging until the GPU has finished that submission.
+    ///
+    /// (A staging buffer of our own with `copy_buffer_to_texture` would need
+    /// 256-byte row padding, which wgpu's GL backend mishandles for compressed
+    /// formats; `write_texture` takes tight or padded rows on every backend.)
     pub fn stage(
         &mut self,
-        encoder: &mut wgpu::CommandEncoder,
+        _encoder: &mut wgpu::CommandEncoder,
         uploads: &[(&wgpu::Texture, u32, &LevelImage)],
         label: &str,
     ) -> Result<u64, AllocError> {
-        let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
-        let mut offsets = Vec::with_capacity(uploads.len());
-        let mut size = 0u64;
-        for (_, _, l) in uploads {
-            offsets.push(size);
-            size = (size + l.data.len() as u64).next_multiple_of(align);
-        }
+        let size: u64 = uploads.iter().map(|(_, _, l)| l.data.len() as u64).sum();
         if size == 0 {
             return Ok(0);
         }
         if self.inject_oom > 0 {
             self.inject_oom -= 1;
             return Err(AllocError::OutOfMemory {
-                label: label.to_owned(),
+                label: format!("{label} (staging)"),
                 bytes: size,
             });
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage: wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: true,
-        });
-        if pollster::block_on(oom.pop()).is_some() {
-            return Err(AllocError::OutOfMemory {
-                label: label.to_owned(),
-                bytes: size,
-            });
-        }
-        {
-            let mut view = buffer
-                .get_mapped_range_mut(..)
-                .map_err(|e| AllocError::Validation {
-                    label: label.to_owned(),
-                    message: e.to_string(),
-                })?;
-            for ((_, _, l), &o) in uploads.iter().zip(&offsets) {
-                view.slice(o as usize..o as usize + l.data.len())
-                    .copy_from_slice(&l.data);
-            }
-        }
-        buffer.unmap();
-        for ((texture, mip, l), &o) in uploads.iter().zip(&offsets) {
+        for (texture, mip, l) in uploads {
             let (bw, bh) = l.format.block_dimensions();
-            encoder.copy_buffer_to_texture(
-                wgpu::TexelCopyBufferInfo {
-                    buffer: &buffer,
-                    layout: wgpu::TexelCopyBufferLayout {
-                        offset: o,
-                        bytes_per_row: Some(l.bytes_per_row),
-                        rows_per_image: Some(l.rows_per_image),
-                    },
-                },
+            self.queue.write_texture(
                 wgpu::TexelCopyTextureInfo {
                     texture,
                     mip_level: *mip,
                     origin: wgpu::Origin3d::ZERO,
                     aspect: wgpu::TextureAspect::All,
+                },
+                &l.data,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(l.bytes_per_row),
+                    rows_per_image: Some(l.rows_per_image),
                 },
                 wgpu::Extent3d {
                     width: l.width.div_ceil(bw) * bw,
@@ -333,6 +307,12 @@ impl Residency {
                     depth_or_array_layers: l.images,
                 },
             );
+        }
+        if pollster::block_on(oom.pop()).is_some() {
+            return Err(AllocError::OutOfMemory {
+                label: format!("{label} (staging)"),
+                bytes: size,
+            });
         }
         self.staging_in_flight.fetch_add(size, Ordering::AcqRel);
         self.unsubmitted_staging += size;

@@ -16,6 +16,11 @@
 //! the camera does not evict what is just behind it. Each view is also
 //! evaluated from where its velocity takes it after the look-ahead, so loads
 //! start before the camera arrives.
+//!
+//! The finest lod decides the level a texture wants; the coverage-weighted lod
+//! at object centres (what most of its pixels need) weighs its error, so a
+//! large ground under the camera wants fine levels but does not claim the
+//! whole budget for the few pixels at its near edge.
 
 use super::view::{Frustum, View};
 use glam::Vec3;
@@ -78,19 +83,27 @@ pub(crate) struct DensityPass<'a> {
     pub(crate) views: &'a [ViewTerms],
     pub(crate) lod: &'a mut [f32],
     pub(crate) coverage: &'a mut [f32],
+    /// Coverage-weighted sum of the lod at object centres (divide by coverage).
+    pub(crate) lod_sum: &'a mut [f32],
 }
 
 impl DensityPass<'_> {
-    /// One object with bounding sphere (`center`, `radius`) and its bindings.
+    /// One object bounded by the box `center +- half` and its bindings. The
+    /// distance is to the box (exact for boxes, so a large ground under the
+    /// camera is not taken as touching the eye); visibility and coverage use
+    /// the box's bounding sphere.
     #[inline]
-    pub(crate) fn object(&mut self, center: Vec3, radius: f32, bindings: &[Binding]) {
+    pub(crate) fn object(&mut self, center: Vec3, half: Vec3, bindings: &[Binding]) {
+        let radius = half.length();
         let mut best_term = f32::INFINITY;
         let mut cover = 0.0f32;
+        // coverage-weighted lod term at the centre: what most pixels need
+        let mut typical = 0.0f32;
         for v in self.views {
             let mut visible = false;
             let mut dist = f32::INFINITY;
             for i in 0..2 {
-                let d = (center - v.eyes[i]).length() - radius;
+                let d = ((center - v.eyes[i]).abs() - half).max(Vec3::ZERO).length();
                 dist = dist.min(d);
                 visible |= v.frusta[i].intersects_sphere(center, radius);
             }
@@ -98,12 +111,15 @@ impl DensityPass<'_> {
             let mut term = fast_log2(dist) - v.log2_k;
             let px = (radius * v.k / dist).min(v.max_coverage.sqrt());
             let mut c = (std::f32::consts::PI * px * px).min(v.max_coverage) * v.weight;
+            let mut center_term = fast_log2((center - v.eyes[0]).length().max(v.near)) - v.log2_k;
             if !visible {
                 term += OFFSCREEN_LOD_BIAS;
+                center_term += OFFSCREEN_LOD_BIAS;
                 c *= OFFSCREEN_COVERAGE;
             }
             best_term = best_term.min(term);
             cover += c;
+            typical += c * center_term.max(term);
         }
         for b in bindings {
             let t = b.texture as usize;
@@ -112,6 +128,7 @@ impl DensityPass<'_> {
                 self.lod[t] = lod;
             }
             self.coverage[t] += cover;
+            self.lod_sum[t] += typical + cover * b.lod_offset;
         }
     }
 }
@@ -154,17 +171,18 @@ mod tests {
         world_per_uv: f32,
     ) -> (f32, f32) {
         let terms: Vec<ViewTerms> = views.iter().map(|v| ViewTerms::new(v, 0.5)).collect();
-        let (mut lod, mut cov) = (vec![f32::INFINITY], vec![0.0]);
+        let (mut lod, mut cov, mut sum) = (vec![f32::INFINITY], vec![0.0], vec![0.0]);
         let mut pass = DensityPass {
             views: &terms,
             lod: &mut lod,
             coverage: &mut cov,
+            lod_sum: &mut sum,
         };
         let b = Binding {
             texture: 0,
             lod_offset: texels.log2() - world_per_uv.log2(),
         };
-        pass.object(center, radius, &[b]);
+        pass.object(center, Vec3::splat(radius), &[b]);
         (lod[0], cov[0])
     }
 

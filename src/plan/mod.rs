@@ -7,19 +7,21 @@
 //! uploads and evicts to move residency towards the plan.
 //!
 //! Stability, so textures do not thrash when the camera jitters:
-//! - the wanted level moves only when the continuous lod crosses the current
-//!   level by more than [`PlannerOptions::hysteresis`];
+//! - the wanted level moves only when the continuous lod leaves the current
+//!   level's range by more than [`PlannerOptions::hysteresis`], and then to
+//!   `floor(lod)`;
 //! - states a texture has resident are kept unless another texture is
 //!   [`PlannerOptions::keep_bonus`] times better per byte;
 //! - a level made resident less than [`PlannerOptions::min_residency_frames`]
 //!   ago is never given up voluntarily (only when the budget itself shrinks).
 //!
 //! Visible error of a texture held at level `r` when it wants the continuous
-//! lod `x`: `coverage * boost * (1 - 2^-(r + penalty - x))` for `r + penalty > x`,
-//! else 0, where `coverage` is its weighted screen area in pixels and `penalty`
-//! is 0 for the full tier and [`PlannerOptions::compact_penalty_mips`] for the
-//! compact tier. `1 - 2^-(r - x)` is the fraction of the texels each screen
-//! pixel needs (along each axis) that are missing.
+//! lod `x`: `coverage * boost * (1 - 2^-(r - x) + loss)`, where the first term
+//! counts only for `r > x`, `coverage` is its weighted screen area in pixels
+//! and `loss` is 0 for the full tier and
+//! [`PlannerOptions::compact_quality_loss`] for the compact tier.
+//! `1 - 2^-(r - x)` is the fraction of the texels each screen pixel needs
+//! (along each axis) that are missing.
 
 pub mod density;
 pub mod fit;
@@ -48,8 +50,10 @@ pub struct PlannerOptions {
     /// Frames a newly resident state is kept before it may be given up
     /// voluntarily. Default: 30.
     pub min_residency_frames: u64,
-    /// How many mips of detail the compact tier is taken to cost. Default: 0.5.
-    pub compact_penalty_mips: f32,
+    /// Visible error of the compact tier, as a fraction of the texture's
+    /// coverage, on top of any missing detail: lower-bit formats degrade every
+    /// pixel a little. Default: 0.15.
+    pub compact_quality_loss: f32,
 }
 
 impl Default for PlannerOptions {
@@ -60,7 +64,7 @@ impl Default for PlannerOptions {
             hysteresis: 0.25,
             keep_bonus: 1.25,
             min_residency_frames: 30,
-            compact_penalty_mips: 0.5,
+            compact_quality_loss: 0.15,
         }
     }
 }
@@ -178,7 +182,7 @@ pub struct Plan {
 #[derive(Debug, Clone, Copy)]
 struct ObjectSlot {
     center: Vec3,
-    radius: f32,
+    half: Vec3,
     start: u32,
     len: u32,
     alive: bool,
@@ -191,29 +195,34 @@ struct State {
     tier: Tier,
 }
 
+/// What the views need of a texture this frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Need {
+    /// Finest lod any pixel needs.
+    pub(crate) finest: f32,
+    /// Coverage-weighted lod most pixels need.
+    pub(crate) typical: f32,
+    /// Weighted screen coverage in pixels.
+    pub(crate) coverage: f32,
+}
+
 /// Visible error of `t` held at `level` in `tier` (see the module docs).
-fn error(
-    opts: &PlannerOptions,
-    t: &PlanTexture,
-    lod: f32,
-    coverage: f32,
-    level: u32,
-    tier: Tier,
-) -> f64 {
-    let pen = if tier == Tier::Compact {
-        opts.compact_penalty_mips
+fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
+    let loss = if tier == Tier::Compact {
+        opts.compact_quality_loss as f64
     } else {
         0.0
     };
-    let over = level as f32 + pen - (lod + opts.lod_bias);
+    let miss = |lod: f32| 1.0 - (-((level as f32 - (lod + opts.lod_bias)).max(0.0) as f64)).exp2();
     // A vanishing term per level and tier keeps every step worth taking, so
     // spare budget still brings unseen or covered-by-nothing textures to their
     // wanted level, after everything that shows.
-    let tie = 1e-12 * (level as f64 + pen as f64);
-    if over <= 0.0 || coverage <= 0.0 {
+    let tie = 1e-12 * (level as f64 + loss);
+    if need.coverage <= 0.0 {
         return tie;
     }
-    coverage as f64 * t.boost.max(0.0) as f64 * (1.0 - (-over as f64).exp2()) + tie
+    let missing = 0.75 * miss(need.typical) + 0.25 * miss(need.finest);
+    need.coverage as f64 * t.boost.max(0.0) as f64 * (missing + loss) + tie
 }
 
 /// Plans residency; owns the CPU-side description of textures and objects.
@@ -228,6 +237,7 @@ pub struct Planner {
     // scratch
     lod: Vec<f32>,
     coverage: Vec<f32>,
+    lod_sum: Vec<f32>,
     chains: Vec<Candidate>,
     states: Vec<State>,
     offsets: Vec<u32>,
@@ -274,19 +284,14 @@ impl Planner {
         }
     }
 
-    /// Sets or replaces the object in `slot`: its bounding sphere and, per
-    /// texture slot it uses, the world units one UV unit spans.
-    pub fn set_object(
-        &mut self,
-        slot: usize,
-        center: Vec3,
-        radius: f32,
-        textures: &[(usize, f32)],
-    ) {
+    /// Sets or replaces the object in `slot`: its bounding box (`center` plus
+    /// or minus `half`) and, per texture slot it uses, the world units one UV
+    /// unit spans.
+    pub fn set_object(&mut self, slot: usize, center: Vec3, half: Vec3, textures: &[(usize, f32)]) {
         if self.objects.len() <= slot {
             let empty = ObjectSlot {
                 center: Vec3::ZERO,
-                radius: 0.0,
+                half: Vec3::ZERO,
                 start: 0,
                 len: 0,
                 alive: false,
@@ -316,7 +321,7 @@ impl Planner {
         let o = &mut self.objects[slot];
         o.len = bindings.len() as u32;
         o.center = center;
-        o.radius = radius.max(0.0);
+        o.half = half.abs();
         o.alive = true;
         if self.garbage > 1024 && self.garbage > self.bindings.len() / 2 {
             self.compact_bindings();
@@ -324,10 +329,10 @@ impl Planner {
     }
 
     /// Moves the object in `slot`.
-    pub fn move_object(&mut self, slot: usize, center: Vec3, radius: f32) {
+    pub fn move_object(&mut self, slot: usize, center: Vec3, half: Vec3) {
         if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
             o.center = center;
-            o.radius = radius.max(0.0);
+            o.half = half.abs();
         }
     }
 
@@ -383,6 +388,8 @@ impl Planner {
         self.lod.resize(n, f32::INFINITY);
         self.coverage.clear();
         self.coverage.resize(n, 0.0);
+        self.lod_sum.clear();
+        self.lod_sum.resize(n, 0.0);
         let terms: Vec<ViewTerms> = views
             .iter()
             .map(|v| ViewTerms::new(v, self.options.look_ahead_s))
@@ -391,10 +398,11 @@ impl Planner {
             views: &terms,
             lod: &mut self.lod,
             coverage: &mut self.coverage,
+            lod_sum: &mut self.lod_sum,
         };
         for o in self.objects.iter().filter(|o| o.alive) {
             let b = &self.bindings[o.start as usize..(o.start + o.len) as usize];
-            pass.object(o.center, o.radius, b);
+            pass.object(o.center, o.half, b);
         }
     }
 
@@ -406,18 +414,32 @@ impl Planner {
         }
         let h = self.options.hysteresis;
         let p = previous as f32;
-        let level = if x < p - h {
-            (x + h).floor()
-        } else if x >= p + 1.0 + h {
-            (x - h).floor()
+        // move only once the lod is past the current level by the margin,
+        // then all the way to what it needs
+        let level = if x < p - h || x >= p + 1.0 + h {
+            x.floor()
         } else {
             p
         };
         (level.max(0.0) as u32).clamp(t.finest_allowed.min(t.tail_level), t.tail_level)
     }
 
-    fn error(&self, t: &PlanTexture, lod: f32, coverage: f32, level: u32, tier: Tier) -> f64 {
-        error(&self.options, t, lod, coverage, level, tier)
+    fn error(&self, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
+        error(&self.options, t, need, level, tier)
+    }
+
+    fn need(&self, slot: usize) -> Need {
+        let (finest, coverage) = (self.lod[slot], self.coverage[slot]);
+        let typical = if coverage > 0.0 {
+            self.lod_sum[slot] / coverage
+        } else {
+            finest
+        };
+        Need {
+            finest,
+            typical: typical.max(finest),
+            coverage,
+        }
     }
 
     fn build_chains(&mut self, resident: &[ResidentState], frame: u64) {
@@ -431,14 +453,14 @@ impl Planner {
             let Some(t) = &self.textures[slot] else {
                 continue;
             };
-            let (lod, cov) = (self.lod[slot], self.coverage[slot]);
-            let wanted = self.wanted_level(t, lod, self.wanted[slot]);
+            let need = self.need(slot);
+            let wanted = self.wanted_level(t, need.finest, self.wanted[slot]);
             self.wanted[slot] = wanted;
             let options = &self.options;
             let push = |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier| {
                 chains.push(Candidate {
                     bytes: t.bytes(level, tier),
-                    error: error(options, t, lod, cov, level, tier),
+                    error: error(options, t, need, level, tier),
                 });
                 states.push(State { level, tier });
             };
@@ -505,7 +527,7 @@ impl Planner {
             let r = resident
                 .get(slot)
                 .map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
-            let (e_now, b_now) = (self.error(t, lod, cov, r.0, r.1), t.bytes(r.0, r.1));
+            let (e_now, b_now) = (self.error(t, self.need(slot), r.0, r.1), t.bytes(r.0, r.1));
             let (e_to, b_to) = (
                 self.chains[base + self.choice[i] as usize].error,
                 t.bytes(chosen.level, chosen.tier),

@@ -60,7 +60,7 @@ fn total(p: &Plan, textures: &[PlanTexture]) -> u64 {
 fn an_unlimited_budget_gives_every_texture_what_it_wants() {
     let mut p = Planner::default();
     p.set_texture(0, texture(1024, false));
-    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), 1.0, &[(0, 2.0)]);
+    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]);
     let plan = p.plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
     let t = plan.textures[0];
     assert!(t.lod.is_finite() && t.lod < 4.0, "{t:?}");
@@ -74,7 +74,12 @@ fn a_zero_budget_keeps_the_tails_only() {
     let mut p = Planner::default();
     for i in 0..4 {
         p.set_texture(i, texture(1024, true));
-        p.set_object(i, Vec3::new(i as f32, 0.0, -3.0), 1.0, &[(i, 2.0)]);
+        p.set_object(
+            i,
+            Vec3::new(i as f32, 0.0, -3.0),
+            Vec3::splat(1.0),
+            &[(i, 2.0)],
+        );
     }
     let plan = p.plan(&[camera(0.0)], 0, &[], 0).clone();
     for t in &plan.textures {
@@ -90,8 +95,13 @@ fn the_budget_goes_where_it_removes_most_error_per_byte() {
     let tex = [texture(1024, false), texture(1024, false)];
     p.set_texture(0, tex[0].clone());
     p.set_texture(1, tex[1].clone());
-    p.set_object(0, Vec3::new(-1.0, 0.0, -2.0), 1.0, &[(0, 2.0)]); // close
-    p.set_object(1, Vec3::new(30.0, 0.0, -60.0), 1.0, &[(1, 2.0)]); // far
+    p.set_object(0, Vec3::new(-1.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]); // close
+    p.set_object(
+        1,
+        Vec3::new(30.0, 0.0, -60.0),
+        Vec3::splat(1.0),
+        &[(1, 2.0)],
+    ); // far
     let budget = tex[0].bytes(1, Tier::Full) + tex[1].bytes(4, Tier::Full);
     let plan = p.plan(&[camera(0.0)], budget, &[], 0).clone();
     assert!(
@@ -108,7 +118,7 @@ fn max_resolution_is_reported() {
     let mut t = texture(1024, false);
     t.finest_allowed = 3;
     p.set_texture(0, t);
-    p.set_object(0, Vec3::new(0.0, 0.0, -1.0), 1.0, &[(0, 1.0)]);
+    p.set_object(0, Vec3::new(0.0, 0.0, -1.0), Vec3::splat(1.0), &[(0, 1.0)]);
     let plan = p.plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
     assert_eq!(plan.textures[0].target, 3);
     assert_eq!(plan.textures[0].limit, Some(Limit::MaxResolution));
@@ -118,7 +128,7 @@ fn max_resolution_is_reported() {
 fn jitter_around_a_mip_boundary_does_not_flip_the_wanted_level() {
     let mut p = Planner::default();
     p.set_texture(0, texture(1024, false));
-    p.set_object(0, Vec3::ZERO, 0.0, &[(0, 1.0)]);
+    p.set_object(0, Vec3::ZERO, Vec3::ZERO, &[(0, 1.0)]);
     // find a distance where the lod is exactly 2.0: lod = log2(1024 d / k)
     let k = camera(0.0).pixels_per_unit_at_1();
     let d = 4.0 * k / 1024.0;
@@ -138,7 +148,7 @@ fn recent_residency_is_not_given_up_but_a_smaller_budget_wins() {
     let mut p = Planner::default();
     let t = texture(1024, false);
     p.set_texture(0, t.clone());
-    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), 1.0, &[(0, 2.0)]);
+    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]);
     let near = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0];
     let resident = [ResidentState {
         level: near.target,
@@ -167,9 +177,22 @@ fn the_compact_tier_is_used_under_pressure_only() {
     let mut p = Planner::default();
     let t = texture(1024, true);
     p.set_texture(0, t.clone());
-    p.set_object(0, Vec3::new(0.0, 0.0, -1.5), 1.0, &[(0, 1.0)]);
+    // scale the texture on the object so its lod is 0.2: level 0 is just what
+    // the pixels need, level 1 loses half the detail, more than the compact
+    // tier's quality loss
+    // a flat quad facing the camera: every pixel is about as far
+    let half = Vec3::new(1.0, 1.0, 0.01);
+    p.set_object(0, Vec3::new(0.0, 0.0, -1.5), half, &[(0, 1.0)]);
+    let lod = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0].lod;
+    p.set_object(
+        0,
+        Vec3::new(0.0, 0.0, -1.5),
+        half,
+        &[(0, (lod - 0.2).exp2())],
+    );
     let full = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0];
-    assert_eq!(full.tier, Tier::Full);
+    assert!((full.lod - 0.2).abs() < 0.05, "{}", full.lod);
+    assert_eq!((full.wanted, full.tier), (0, Tier::Full));
     // room for the wanted level in the compact tier only
     let budget = t.bytes(full.wanted, Tier::Compact);
     let tight = p.plan(&[camera(0.0)], budget, &[], 1).textures[0];
@@ -182,10 +205,10 @@ fn removed_textures_and_objects_are_ignored() {
     let mut p = Planner::default();
     p.set_texture(0, texture(256, false));
     p.set_texture(1, texture(256, false));
-    p.set_object(0, Vec3::ZERO, 1.0, &[(0, 1.0), (1, 1.0)]);
+    p.set_object(0, Vec3::ZERO, Vec3::splat(1.0), &[(0, 1.0), (1, 1.0)]);
     p.remove_texture(1);
     p.remove_object(0);
-    p.set_object(1, Vec3::new(0.0, 0.0, -3.0), 1.0, &[(0, 1.0)]);
+    p.set_object(1, Vec3::new(0.0, 0.0, -3.0), Vec3::splat(1.0), &[(0, 1.0)]);
     let plan = p.plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
     assert!(plan.textures[0].lod.is_finite());
     assert!(!plan.textures[1].lod.is_finite());
@@ -201,7 +224,16 @@ fn chains_for(textures: &[(u32, bool, f32, f32)]) -> Vec<Vec<Candidate>> {
             let wanted = (lod.floor().max(0.0) as u32).min(t.tail_level);
             let mut c = vec![Candidate {
                 bytes: t.bytes(t.tail_level, Tier::Full),
-                error: p.error(&t, lod, cov, t.tail_level, Tier::Full),
+                error: p.error(
+                    &t,
+                    Need {
+                        finest: lod,
+                        typical: lod,
+                        coverage: cov,
+                    },
+                    t.tail_level,
+                    Tier::Full,
+                ),
             }];
             for l in (wanted..t.tail_level).rev() {
                 for tier in [Tier::Compact, Tier::Full] {
@@ -210,7 +242,16 @@ fn chains_for(textures: &[(u32, bool, f32, f32)]) -> Vec<Vec<Candidate>> {
                     }
                     c.push(Candidate {
                         bytes: t.bytes(l, tier),
-                        error: p.error(&t, lod, cov, l, tier),
+                        error: p.error(
+                            &t,
+                            Need {
+                                finest: lod,
+                                typical: lod,
+                                coverage: cov,
+                            },
+                            l,
+                            tier,
+                        ),
                     });
                 }
             }
@@ -322,7 +363,7 @@ proptest! {
             p.set_texture(i, t.clone());
         }
         for (i, &(x, y, z, r, t, s)) in objects.iter().enumerate() {
-            p.set_object(i, Vec3::new(x, y, z), r, &[(t, s)]);
+            p.set_object(i, Vec3::new(x, y, z), Vec3::splat(r), &[(t, s)]);
         }
         let full: u64 = texs.iter().map(|t| t.bytes(0, Tier::Full)).sum();
         let budget = (full as f64 * budget_frac) as u64;

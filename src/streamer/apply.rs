@@ -29,6 +29,13 @@ impl UploadRoom {
         }
         taken_bytes + bytes <= self.bytes || (!self.used && taken == 0)
     }
+
+    /// Records an upload.
+    fn take(&mut self, bytes: u64, levels: u32) {
+        self.used = true;
+        self.bytes = self.bytes.saturating_sub(bytes);
+        self.levels = self.levels.saturating_sub(levels);
+    }
 }
 
 /// A GPU texture holding levels `first..` of a file, with its view.
@@ -67,13 +74,18 @@ impl Streamer {
                 label: Some("mipstream apply"),
             });
         let mut work = false;
+        let mut room = UploadRoom {
+            bytes: self.options.upload_bytes_per_frame,
+            levels: self.options.uploads_per_frame,
+            used: false,
+        };
         for &id in &ids {
             let p = plan[id.index()];
             let e = self.textures.get_mut(id).expect("live id");
             e.held_back = None;
             let first = e.resident.first_level;
             if p.tier == e.tier && p.target > first {
-                work |= self.shrink(&mut enc, id, p.target);
+                work |= self.shrink(&mut enc, id, p.target, &mut room);
             } else if p.tier != e.tier {
                 // a tier switch frees nothing until the new tier has loaded:
                 // shrink in the current tier to what the plan budgets for now
@@ -81,7 +93,7 @@ impl Streamer {
                 let fits =
                     (first..=e.plan.tail_level).find(|&l| e.plan.bytes(l, e.tier) <= planned);
                 if let Some(level) = fits.filter(|&l| l > first) {
-                    work |= self.shrink(&mut enc, id, level);
+                    work |= self.shrink(&mut enc, id, level, &mut room);
                 }
             }
         }
@@ -97,11 +109,6 @@ impl Streamer {
                 .priority
                 .total_cmp(&plan[a.index()].priority)
         });
-        let mut room = UploadRoom {
-            bytes: self.options.upload_bytes_per_frame,
-            levels: self.options.uploads_per_frame,
-            used: false,
-        };
         for id in order {
             if self.frame < self.grow_paused_until && self.oom_reduction > 0 {
                 self.textures.get_mut(id).expect("live id").held_back =
@@ -121,12 +128,28 @@ impl Streamer {
         }
     }
 
-    /// Replaces a texture's resident levels with `[target..)`, copied GPU-side.
-    fn shrink(&mut self, enc: &mut wgpu::CommandEncoder, id: TextureId, target: u32) -> bool {
+    /// Replaces a texture's resident levels with `[target..)`: copied GPU-side,
+    /// or re-uploaded from the CPU copies where the backend cannot copy.
+    fn shrink(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        id: TextureId,
+        target: u32,
+        room: &mut UploadRoom,
+    ) -> bool {
         let e = self.textures.get(id).expect("live id");
         let (old_first, tier) = (e.resident.first_level, e.tier);
         let shape = e.shape(target, tier);
         let label = format!("mipstream {} levels {target}..{}", e.label, e.levels());
+        let kept: Vec<crate::transcode::LevelImage> = match &e.shadow {
+            Some(shadow) => shadow.range(target..).map(|(_, l)| l.clone()).collect(),
+            None => Vec::new(),
+        };
+        let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
+        let over_budget = self.gpu.accounted_bytes() > self.effective_budget();
+        if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
+            return false; // not forced by the budget: wait for upload room
+        }
         let texture = match self.gpu.create(&label, shape) {
             Ok(t) => t,
             Err(err) => {
@@ -135,16 +158,35 @@ impl Streamer {
             }
         };
         let e = self.textures.get(id).expect("live id");
-        self.gpu.copy_mips(
-            enc,
-            &e.resident,
-            target - old_first,
-            &texture,
-            0,
-            shape.mips,
-        );
+        if e.shadow.is_some() {
+            let uploads: Vec<_> = kept
+                .iter()
+                .map(|l| (&texture, l.level - target, l))
+                .collect();
+            if let Err(err) = self.gpu.stage(enc, &uploads, &label) {
+                drop(uploads);
+                self.gpu.release(texture, shape);
+                self.alloc_failed(err);
+                return false;
+            }
+            room.take(reupload, kept.len() as u32);
+            self.stats.upload_bytes += reupload;
+            self.stats.uploads += kept.len() as u32;
+        } else {
+            self.gpu.copy_mips(
+                enc,
+                &e.resident,
+                target - old_first,
+                &texture,
+                0,
+                shape.mips,
+            );
+        }
         let info = e.file.info().clone();
         self.swap(id, gpu_texture(texture, &info, target, shape, &label), tier);
+        if let Some(shadow) = &mut self.textures.get_mut(id).expect("live id").shadow {
+            shadow.retain(|l, _| *l >= target);
+        }
         self.stats.shrunk += 1;
         true
     }
@@ -159,7 +201,12 @@ impl Streamer {
     ) -> bool {
         let e = self.textures.get_mut(id).expect("live id");
         let first = e.resident.first_level;
-        let (mut take, mut bytes, mut count) = (first, 0u64, 0u32);
+        // without GPU copies the kept levels are uploaded again with the new ones
+        let reupload: u64 = e
+            .shadow
+            .as_ref()
+            .map_or(0, |s| s.values().map(|l| l.data.len() as u64).sum());
+        let (mut take, mut bytes, mut count) = (first, reupload, 0u32);
         while take > target {
             let Some(img) = e.pending.get(&(take - 1)) else {
                 break;
@@ -236,6 +283,8 @@ impl Streamer {
             self.gpu.trim_pool(0);
         }
         if self.gpu.accounted_bytes() + shape.bytes() + upload_bytes > budget {
+            let old = e.shape(e.resident.first_level, e.tier).bytes();
+            self.need_headroom(old + upload_bytes);
             let e = self.textures.get_mut(id).expect("live id");
             e.held_back = Some(BelowReason::Budget);
             put_back(e, levels);
@@ -251,7 +300,11 @@ impl Streamer {
             }
         };
         let e = self.textures.get(id).expect("live id");
-        if keep_old {
+        let kept: Vec<crate::transcode::LevelImage> = match (&e.shadow, keep_old) {
+            (Some(shadow), true) => shadow.values().cloned().collect(),
+            _ => Vec::new(),
+        };
+        if keep_old && e.shadow.is_none() {
             let old = &e.resident;
             self.gpu.copy_mips(
                 enc,
@@ -264,6 +317,7 @@ impl Streamer {
         }
         let uploads: Vec<_> = levels
             .iter()
+            .chain(&kept)
             .map(|l| (&texture, l.level - first, l))
             .collect();
         if let Err(err) = self.gpu.stage(enc, &uploads, &label) {
@@ -274,14 +328,23 @@ impl Streamer {
             return false;
         }
         drop(uploads);
-        room.used = true;
-        room.bytes = room.bytes.saturating_sub(upload_bytes);
-        room.levels = room.levels.saturating_sub(levels.len() as u32);
-        self.stats.upload_bytes += upload_bytes;
-        self.stats.uploads += levels.len() as u32;
+        let kept_bytes: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
+        room.take(
+            upload_bytes + kept_bytes,
+            (levels.len() + kept.len()) as u32,
+        );
+        self.stats.upload_bytes += upload_bytes + kept_bytes;
+        self.stats.uploads += (levels.len() + kept.len()) as u32;
         self.stats.grown += 1;
         let info = e.file.info().clone();
         self.swap(id, gpu_texture(texture, &info, first, shape, &label), tier);
+        let e = self.textures.get_mut(id).expect("live id");
+        if let Some(shadow) = &mut e.shadow {
+            if !keep_old {
+                shadow.clear();
+            }
+            shadow.extend(levels.into_iter().map(|l| (l.level, l)));
+        }
         true
     }
 

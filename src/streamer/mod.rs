@@ -75,6 +75,19 @@ pub enum StreamerError {
     SettleTimeout(Duration),
 }
 
+/// A texture's levels in brief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextureStatus {
+    /// Finest resident level.
+    pub resident: u32,
+    /// Tier of the resident levels.
+    pub tier: Tier,
+    /// Level the views want.
+    pub wanted: u32,
+    /// Level the budget plan gives it.
+    pub planned: u32,
+}
+
 /// A load that failed, waiting to be retried.
 #[derive(Debug, Clone)]
 struct Failure {
@@ -105,6 +118,10 @@ struct Entry {
     failure: Option<Failure>,
     /// Set when this frame's caps or budget held the texture back.
     held_back: Option<BelowReason>,
+    /// CPU copies of the resident levels, kept where the backend cannot copy
+    /// compressed textures GPU-side (wgpu's GL backend): growing and shrinking
+    /// then re-upload kept levels from here.
+    shadow: Option<BTreeMap<u32, LevelImage>>,
 }
 
 impl Entry {
@@ -158,6 +175,13 @@ pub struct Streamer {
     grow_paused_until: u64,
     driver: Option<DriverBudget>,
     views: Vec<View>,
+    /// Bytes the plan leaves free so a texture blocked by the budget while it
+    /// grows (old and new texture plus staging coexist) can get through.
+    headroom: u64,
+    /// Frame the headroom was last raised.
+    headroom_frame: u64,
+    /// Whether compressed textures can be copied GPU-side on this device.
+    gpu_copies: bool,
 }
 
 impl Streamer {
@@ -188,6 +212,9 @@ impl Streamer {
             grow_paused_until: 0,
             driver,
             views: Vec::new(),
+            headroom: 0,
+            headroom_frame: 0,
+            gpu_copies: memory::copies_compressed_textures(device),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s
@@ -201,6 +228,7 @@ impl Streamer {
     /// Changes the budget; it takes effect at the next `update`.
     pub fn set_budget(&mut self, budget: Budget) {
         self.options.budget = budget;
+        self.headroom = 0;
         self.gpu.set_pool_capacity(self.pool_capacity());
     }
 
@@ -340,6 +368,9 @@ impl Streamer {
         }
         self.gpu.submit(enc);
         let resident = apply::gpu_texture(texture, &info, tail, shape_tail, &gpu_label);
+        let compressed = formats.iter().any(|f| f.block_dimensions() != (1, 1));
+        let shadow = (!self.gpu_copies && compressed)
+            .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
         let entry = Entry {
             label,
             file: desc.file,
@@ -356,6 +387,7 @@ impl Streamer {
             requested: BTreeSet::new(),
             failure: None,
             held_back: None,
+            shadow,
         };
         let id: TextureId = self.textures.insert(entry);
         self.planner.set_texture(id.index(), plan);
@@ -465,20 +497,20 @@ impl Streamer {
         Ok(())
     }
 
-    /// Moves an object.
+    /// Moves an object (its new bounding box centre and half extents).
     pub fn move_object(
         &mut self,
         id: ObjectId,
         center: glam::Vec3,
-        radius: f32,
+        half_extents: glam::Vec3,
     ) -> Result<(), StreamerError> {
         let o = self
             .objects
             .get_mut(id)
             .ok_or(StreamerError::StaleObject(id))?;
         o.desc.center = center;
-        o.desc.radius = radius;
-        self.planner.move_object(id.index(), center, radius);
+        o.desc.half_extents = half_extents;
+        self.planner.move_object(id.index(), center, half_extents);
         Ok(())
     }
 
@@ -506,7 +538,7 @@ impl Streamer {
         let bindings: Vec<(usize, f32)> =
             desc.textures.iter().map(|(t, s)| (t.index(), *s)).collect();
         self.planner
-            .set_object(id.index(), desc.center, desc.radius, &bindings);
+            .set_object(id.index(), desc.center, desc.half_extents, &bindings);
     }
 
     /// The view to bind for a texture. It changes when the resident levels do
@@ -527,6 +559,41 @@ impl Streamer {
             .get(id)
             .ok_or(StreamerError::StaleTexture(id))?
             .resident)
+    }
+
+    /// Resident, wanted and planned levels of a texture (cheap; for per-frame
+    /// debug views).
+    pub fn texture_status(&self, id: TextureId) -> Result<TextureStatus, StreamerError> {
+        let e = self
+            .textures
+            .get(id)
+            .ok_or(StreamerError::StaleTexture(id))?;
+        let p = self
+            .planner
+            .last_plan()
+            .textures
+            .get(id.index())
+            .copied()
+            .unwrap_or_default();
+        Ok(TextureStatus {
+            resident: e.resident.first_level,
+            tier: e.tier,
+            wanted: if p.lod.is_finite() || p.wanted > 0 {
+                p.wanted
+            } else {
+                e.plan.tail_level
+            },
+            planned: p.target,
+        })
+    }
+
+    /// Bytes the texture takes with every level resident in its full tier.
+    pub fn full_bytes(&self, id: TextureId) -> Result<u64, StreamerError> {
+        let e = self
+            .textures
+            .get(id)
+            .ok_or(StreamerError::StaleTexture(id))?;
+        Ok(e.plan.bytes(0, Tier::Full))
     }
 
     /// How shaders should read the texture's channels.
@@ -589,23 +656,41 @@ impl Streamer {
             self.driver = memory::driver_budget(self.gpu.device());
         }
         self.relax_oom_reduction();
+        if self.headroom > 0 && self.frame > self.headroom_frame + 600 {
+            self.headroom = 0;
+        }
         self.plan();
         self.request_loads();
         self.apply();
+        self.gpu.poll();
+        if self.gpu.accounted_bytes() > self.effective_budget() && self.gpu.staging_bytes() > 0 {
+            // a forced eviction re-uploaded kept levels (backends without GPU
+            // copies): the budget is a hard limit, so let that staging drain
+            self.gpu.wait_idle();
+            self.gpu.poll();
+        }
         self.stats.update_time = start.elapsed();
         self.stats
     }
 
-    /// The planner's budget: the effective budget less what the pool,
-    /// staging and transient rebuilds may need.
+    /// The planner's budget: the effective budget less the pool and the room
+    /// growth needs beside the plan: the transient reserve plus one frame of
+    /// staging, or the headroom a blocked build asked for, whichever is larger.
     fn planner_budget(&self) -> u64 {
         let effective = self.effective_budget();
-        let reserve =
+        let transient =
             (effective as f64 * self.options.transient_reserve.clamp(0.0, 0.9) as f64) as u64;
+        let staging = self.options.upload_bytes_per_frame.min(effective / 4);
         effective
-            .saturating_sub(reserve)
-            .saturating_sub(self.options.upload_bytes_per_frame.min(effective / 4))
+            .saturating_sub((transient + staging).max(self.headroom))
             .saturating_sub(self.gpu.pool_bytes())
+    }
+
+    /// Leaves `bytes` free in later plans: a build needed that much room beside
+    /// the plan (kept for a while, so plans do not flip back and forth).
+    fn need_headroom(&mut self, bytes: u64) {
+        self.headroom = self.headroom.max(bytes);
+        self.headroom_frame = self.frame;
     }
 
     fn plan(&mut self) {

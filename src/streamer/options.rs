@@ -133,28 +133,32 @@ impl TextureDesc {
 /// An object to register: bounds and the textures it shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectDesc {
-    /// Centre of the bounding sphere, world space.
+    /// Centre of the bounding box, world space.
     pub center: Vec3,
-    /// Radius of the bounding sphere.
-    pub radius: f32,
+    /// Half the size of the bounding box along each axis.
+    pub half_extents: Vec3,
     /// Each texture with the world units one UV unit spans on this object
     /// (a 10 m wall with UVs 0..1 across it: 10).
     pub textures: Vec<(TextureId, f32)>,
 }
 
 impl ObjectDesc {
-    /// An object bounded by a sphere.
+    /// An object bounded by a sphere (kept as the box around it).
     pub fn sphere(center: Vec3, radius: f32) -> Self {
         Self {
             center,
-            radius,
+            half_extents: Vec3::splat(radius.abs()),
             textures: Vec::new(),
         }
     }
 
     /// An object bounded by an axis-aligned box.
     pub fn aabb(min: Vec3, max: Vec3) -> Self {
-        Self::sphere((min + max) * 0.5, (max - min).length() * 0.5)
+        Self {
+            center: (min + max) * 0.5,
+            half_extents: (max - min).abs() * 0.5,
+            textures: Vec::new(),
+        }
     }
 
     /// The same object also showing `texture`.

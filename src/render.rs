@@ -1,0 +1,401 @@
+//! A minimal renderer for the built-in scene (feature `scene`): textured,
+//! lit boxes drawn from the streamer's views, and a mip heatmap debug mode
+//! (`shaders/scene.wgsl`). Used by the tests, the benchmark and the viewer.
+//!
+//! Bind groups are rebuilt only for the textures the streamer lists as
+//! changed, which is what a real renderer should do too.
+
+use crate::plan::View;
+use crate::streamer::{Streamer, TextureId};
+use bytemuck::{Pod, Zeroable};
+use glam::{UVec2, Vec3};
+use std::collections::HashMap;
+
+/// What the renderer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ViewMode {
+    /// Textured and lit.
+    #[default]
+    Normal,
+    /// Tinted by resident mip versus wanted mip.
+    MipHeatmap,
+}
+
+/// One box to draw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawBox {
+    /// Centre.
+    pub center: Vec3,
+    /// Full size.
+    pub size: Vec3,
+    /// World units per texture repeat.
+    pub tile: f32,
+    /// Its texture.
+    pub texture: TextureId,
+    /// Draw it highlighted (magenta).
+    pub highlight: bool,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Vertex {
+    pos: [f32; 3],
+    normal: [f32; 3],
+    uv: [f32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Instance {
+    center: [f32; 3],
+    size: [f32; 3],
+    extra: [f32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Globals {
+    view_proj: [[f32; 4]; 4],
+    light: [f32; 4],
+    mode: [u32; 4],
+}
+
+/// The unit cube: 6 faces of 4 vertices, centred on the origin.
+fn cube() -> (Vec<Vertex>, Vec<u16>) {
+    let faces: [([f32; 3], [f32; 3], [f32; 3]); 6] = [
+        ([1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]),
+        ([-1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]),
+        ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]),
+        ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ([0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+    ];
+    let (mut v, mut i) = (Vec::new(), Vec::new());
+    for (n, u, w) in faces {
+        let (n, u, w) = (Vec3::from(n), Vec3::from(u), Vec3::from(w));
+        let base = v.len() as u16;
+        for (su, sv) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+            let p = (n + u * su + w * sv) * 0.5;
+            v.push(Vertex {
+                pos: p.into(),
+                normal: n.into(),
+                uv: [(su + 1.0) * 0.5, (1.0 - sv) * 0.5],
+            });
+        }
+        i.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+    }
+    (v, i)
+}
+
+/// Draws boxes textured with streamed textures.
+#[derive(Debug)]
+pub struct SceneRenderer {
+    pipeline: wgpu::RenderPipeline,
+    globals: wgpu::Buffer,
+    globals_bind: wgpu::BindGroup,
+    texture_layout: wgpu::BindGroupLayout,
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    instances: Option<wgpu::Buffer>,
+    bind_groups: HashMap<TextureId, wgpu::BindGroup>,
+    depth: Option<(UVec2, wgpu::TextureView)>,
+    format: wgpu::TextureFormat,
+    /// Bind groups rebuilt by the last `sync`.
+    pub last_rebinds: u32,
+}
+
+/// The sky colour behind the scene.
+pub const SKY: wgpu::Color = wgpu::Color {
+    r: 0.55,
+    g: 0.70,
+    b: 0.90,
+    a: 1.0,
+};
+
+impl SceneRenderer {
+    /// A renderer drawing into targets of `format`.
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
+        use wgpu::util::DeviceExt;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("mipstream scene"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../shaders/scene.wgsl").into()),
+        });
+        let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("mipstream scene globals"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let texture_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("mipstream scene texture"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            }],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("mipstream scene"),
+            bind_group_layouts: &[Some(&globals_layout), Some(&texture_layout)],
+            immediate_size: 0,
+        });
+        let vertex_layouts = [
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2],
+            }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<Instance>() as u64,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: &wgpu::vertex_attr_array![3 => Float32x3, 4 => Float32x3, 5 => Float32x3],
+            }),
+        ];
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("mipstream scene"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &vertex_layouts,
+            },
+            primitive: wgpu::PrimitiveState {
+                cull_mode: Some(wgpu::Face::Back),
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: wgpu::TextureFormat::Depth32Float,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let globals = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("mipstream scene globals"),
+            size: std::mem::size_of::<Globals>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("mipstream scene trilinear"),
+            address_mode_u: wgpu::AddressMode::Repeat,
+            address_mode_v: wgpu::AddressMode::Repeat,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            mipmap_filter: wgpu::MipmapFilterMode::Linear,
+            ..Default::default()
+        });
+        let globals_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("mipstream scene globals"),
+            layout: &globals_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: globals.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&sampler),
+                },
+            ],
+        });
+        let (v, i) = cube();
+        let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("mipstream cube vertices"),
+            contents: bytemuck::cast_slice(&v),
+            usage: wgpu::BufferUsages::VERTEX,
+        });
+        let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("mipstream cube indices"),
+            contents: bytemuck::cast_slice(&i),
+            usage: wgpu::BufferUsages::INDEX,
+        });
+        Self {
+            pipeline,
+            globals,
+            globals_bind,
+            texture_layout,
+            vertices,
+            indices,
+            instances: None,
+            bind_groups: HashMap::new(),
+            depth: None,
+            format,
+            last_rebinds: 0,
+        }
+    }
+
+    /// The target format.
+    pub fn format(&self) -> wgpu::TextureFormat {
+        self.format
+    }
+
+    /// Rebuilds the bind groups of textures whose views changed (and creates
+    /// missing ones); drops those of removed textures.
+    pub fn sync(&mut self, device: &wgpu::Device, streamer: &Streamer, changed: &[TextureId]) {
+        let mut rebinds = 0;
+        let live: std::collections::HashSet<TextureId> =
+            streamer.texture_ids().into_iter().collect();
+        self.bind_groups.retain(|id, _| live.contains(id));
+        for &id in live.iter() {
+            if self.bind_groups.contains_key(&id) && !changed.contains(&id) {
+                continue;
+            }
+            let Ok(view) = streamer.texture_view(id) else {
+                continue;
+            };
+            let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("mipstream scene texture"),
+                layout: &self.texture_layout,
+                entries: &[wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(view),
+                }],
+            });
+            self.bind_groups.insert(id, bg);
+            rebinds += 1;
+        }
+        self.last_rebinds = rebinds;
+    }
+
+    /// Draws `boxes` from `view` into `target` (of `size` pixels).
+    #[allow(clippy::too_many_arguments)]
+    pub fn render(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &View,
+        boxes: &[DrawBox],
+        streamer: &Streamer,
+        mode: ViewMode,
+    ) {
+        use wgpu::util::DeviceExt;
+        let globals = Globals {
+            view_proj: view.view_proj.to_cols_array_2d(),
+            light: [0.4, 0.8, 0.3, 0.0],
+            mode: [(mode == ViewMode::MipHeatmap) as u32, 0, 0, 0],
+        };
+        queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
+        // instances grouped by texture, one draw per texture
+        let mut order: Vec<&DrawBox> = boxes.iter().collect();
+        order.sort_by_key(|b| b.texture);
+        let instances: Vec<Instance> = order
+            .iter()
+            .map(|b| {
+                let delta = streamer
+                    .texture_status(b.texture)
+                    .map_or(0.0, |s| s.resident as f32 - s.wanted as f32);
+                Instance {
+                    center: b.center.into(),
+                    size: b.size.into(),
+                    extra: [b.tile.max(1e-3), delta, b.highlight as u32 as f32],
+                }
+            })
+            .collect();
+        let instance_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("mipstream scene instances"),
+            contents: bytemuck::cast_slice(&instances),
+            usage: wgpu::BufferUsages::VERTEX,
+        });
+        if self.depth.as_ref().is_none_or(|(s, _)| *s != size) {
+            let depth = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("mipstream scene depth"),
+                size: wgpu::Extent3d {
+                    width: size.x,
+                    height: size.y,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Depth32Float,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            });
+            self.depth = Some((size, depth.create_view(&Default::default())));
+        }
+        let depth_view = &self.depth.as_ref().expect("created above").1;
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("mipstream scene"),
+        });
+        {
+            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("mipstream scene"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(SKY),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &self.globals_bind, &[]);
+            pass.set_vertex_buffer(0, self.vertices.slice(..));
+            pass.set_vertex_buffer(1, instance_buf.slice(..));
+            pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint16);
+            let mut start = 0;
+            while start < order.len() {
+                let tex = order[start].texture;
+                let end = start
+                    + order[start..]
+                        .iter()
+                        .take_while(|b| b.texture == tex)
+                        .count();
+                if let Some(bg) = self.bind_groups.get(&tex) {
+                    pass.set_bind_group(1, bg, &[]);
+                    pass.draw_indexed(0..36, 0, start as u32..end as u32);
+                }
+                start = end;
+            }
+        }
+        queue.submit([enc.finish()]);
+        self.instances = Some(instance_buf);
+    }
+}

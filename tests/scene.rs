@@ -1,0 +1,363 @@
+//! The built-in scene driven headless along its camera path: the residency
+//! core's acceptance tests (budget, invariants, upload cap, no blank texture,
+//! settle equals full resolution, budget changes, out-of-memory recovery).
+
+mod common;
+
+use glam::UVec2;
+use image::RgbaImage;
+use mipstream::render::{DrawBox, SceneRenderer, ViewMode};
+use mipstream::scene::BuiltinScene;
+use mipstream::streamer::{Budget, StreamerOptions};
+use mipstream::{Streamer, TextureId, View};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+const SIZE: UVec2 = UVec2::new(192, 108);
+/// The path test plans and renders at this size, so the budget is under pressure.
+const PATH_SIZE: UVec2 = UVec2::new(480, 270);
+
+fn scene() -> &'static BuiltinScene {
+    static SCENE: OnceLock<BuiltinScene> = OnceLock::new();
+    SCENE.get_or_init(|| {
+        let dir = common::repo().join("target/mipstream-cache");
+        BuiltinScene::load_or_cook(&dir, |done, total| {
+            eprintln!("built-in scene: {done}/{total} textures")
+        })
+        .unwrap()
+    })
+}
+
+struct Rig {
+    streamer: Streamer,
+    ids: Vec<TextureId>,
+    renderer: SceneRenderer,
+    target: wgpu::Texture,
+    boxes: Vec<DrawBox>,
+    full: u64,
+    size: UVec2,
+}
+
+impl Rig {
+    fn new(options: StreamerOptions) -> Self {
+        Self::sized(options, SIZE)
+    }
+
+    fn sized(options: StreamerOptions, size: UVec2) -> Self {
+        let g = common::gpu();
+        let mut streamer = Streamer::with_options(&g.device, &g.queue, options);
+        let ids = scene().register(&mut streamer).unwrap();
+        let full = BuiltinScene::full_residency_bytes(&streamer, &ids);
+        let boxes = scene()
+            .objects
+            .iter()
+            .map(|o| DrawBox {
+                center: o.center,
+                size: o.size,
+                tile: o.tile,
+                texture: ids[o.texture],
+                highlight: false,
+            })
+            .collect();
+        let renderer = SceneRenderer::new(&g.device, wgpu::TextureFormat::Rgba8UnormSrgb);
+        let target = g.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("scene test target"),
+            size: wgpu::Extent3d {
+                width: size.x,
+                height: size.y,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        Self {
+            streamer,
+            ids,
+            renderer,
+            target,
+            boxes,
+            full,
+            size,
+        }
+    }
+
+    fn with_fraction(fraction: f64) -> Self {
+        Self::with_fraction_sized(fraction, SIZE)
+    }
+
+    fn with_fraction_sized(fraction: f64, size: UVec2) -> Self {
+        let mut r = Self::sized(StreamerOptions::default(), size);
+        let budget = (r.full as f64 * fraction) as u64;
+        r.streamer.set_budget(Budget::Bytes(budget));
+        r
+    }
+
+    fn render(&mut self, view: &View, mode: ViewMode) -> RgbaImage {
+        let g = common::gpu();
+        let changed = self.streamer.take_changed();
+        self.renderer.sync(&g.device, &self.streamer, &changed);
+        let tv = self.target.create_view(&Default::default());
+        self.renderer.render(
+            &g.device,
+            &g.queue,
+            &tv,
+            self.size,
+            view,
+            &self.boxes,
+            &self.streamer,
+            mode,
+        );
+        let px = mipstream::gpu::read_rgba8(&g.device, &g.queue, &self.target, 0, 0).unwrap();
+        RgbaImage::from_raw(self.size.x, self.size.y, px).unwrap()
+    }
+}
+
+fn black_pixels(img: &RgbaImage) -> usize {
+    img.pixels()
+        .filter(|p| p.0[0] == 0 && p.0[1] == 0 && p.0[2] == 0)
+        .count()
+}
+
+/// A quarter of full residency along the whole path: invariants after every
+/// frame, never over budget (the allocator agrees), uploads within the cap,
+/// no texture ever rendered blank.
+#[test]
+fn the_path_at_a_quarter_budget_keeps_every_promise() {
+    let mut rig = Rig::with_fraction_sized(0.25, PATH_SIZE);
+    let budget = rig.streamer.budget_bytes();
+    let cap = rig.streamer.options().upload_bytes_per_frame;
+    let path = scene().path;
+    let frames = 200;
+    let (mut max_upload, mut peak, mut rebinds) = (0u64, 0u64, 0u32);
+    for f in 0..frames {
+        let t = path.duration * f as f32 / (frames - 1) as f32;
+        let view = path.view(t, PATH_SIZE);
+        let stats = rig.streamer.update(&[view]);
+        rig.streamer
+            .check_invariants()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}\n{}", rig.streamer.report()));
+        let report = rig.streamer.report();
+        let held = report.totals.accounted();
+        assert!(held <= budget, "frame {f}: {held} > {budget}");
+        peak = peak.max(held);
+        max_upload = max_upload.max(stats.upload_bytes);
+        rebinds += stats.rebinds;
+        assert!(
+            stats.upload_bytes <= cap,
+            "frame {f}: uploaded {} > cap {cap}",
+            stats.upload_bytes
+        );
+        if let Some(a) = report.allocator {
+            assert!(
+                a.allocated >= held - report.totals.staging,
+                "frame {f}: allocator {} < accounted {held}",
+                a.allocated
+            );
+        }
+        if f % 10 == 0 {
+            let img = rig.render(&view, ViewMode::Normal);
+            assert_eq!(black_pixels(&img), 0, "frame {f}: a texture rendered blank");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!(
+        "budget {budget} of full {}: peak {peak}, largest upload {max_upload}, {rebinds} rebinds over {frames} frames",
+        rig.full
+    );
+    assert!(
+        peak > budget / 2,
+        "the budget was barely used ({peak} of {budget})"
+    );
+}
+
+fn full_resolution_reference(view: &View) -> RgbaImage {
+    let mut options = StreamerOptions {
+        budget: Budget::Bytes(u64::MAX / 4),
+        ..Default::default()
+    };
+    options.planner.lod_bias = -32.0; // every texture wants level 0
+    let mut rig = Rig::new(options);
+    rig.streamer
+        .settle(&[*view], Duration::from_secs(120))
+        .unwrap();
+    let r = rig.streamer.report();
+    assert!(r.textures.iter().all(|t| t.resident == 0), "{r}");
+    rig.render(view, ViewMode::Normal)
+}
+
+/// With room for everything, `settle` then render equals the render with
+/// every level of every texture resident; the image is also a golden.
+#[test]
+fn settle_at_full_budget_renders_like_full_resolution() {
+    let view = scene().path.view(9.0, SIZE);
+    let reference = full_resolution_reference(&view);
+    let mut rig = Rig::with_fraction(1.5);
+    let frames = rig
+        .streamer
+        .settle(&[view], Duration::from_secs(120))
+        .unwrap();
+    rig.streamer.check_invariants().unwrap();
+    let img = rig.render(&view, ViewMode::Normal);
+    eprintln!(
+        "settled in {frames} frames; {}",
+        rig.streamer.report().totals.accounted()
+    );
+    common::assert_images_close(
+        "builtin-settled-vs-full",
+        &img,
+        &reference,
+        common::Tolerance {
+            min_psnr: 45.0,
+            max_flip: 0.01,
+        },
+    );
+    common::check_golden(
+        "builtin-walk-t9",
+        &img,
+        common::Tolerance {
+            min_psnr: 30.0,
+            max_flip: 0.05,
+        },
+    );
+}
+
+/// A tight budget degrades the picture smoothly: blurrier, never black or garbage.
+#[test]
+fn a_tight_budget_degrades_smoothly() {
+    let view = scene().path.view(9.0, SIZE);
+    let reference = full_resolution_reference(&view);
+    let mut last = f64::INFINITY;
+    for fraction in [0.5, 0.15, 0.05] {
+        let mut rig = Rig::with_fraction(fraction);
+        rig.streamer
+            .settle(&[view], Duration::from_secs(120))
+            .unwrap();
+        rig.streamer.check_invariants().unwrap();
+        let img = rig.render(&view, ViewMode::Normal);
+        assert_eq!(black_pixels(&img), 0);
+        let psnr = common::psnr_channels(&img, &reference, 3);
+        let (flip, _) = common::flip(&reference, &img);
+        eprintln!(
+            "budget {:.0}% of full: PSNR {psnr:.2} dB, FLIP {flip:.4}",
+            fraction * 100.0
+        );
+        assert!(
+            psnr >= 18.0 && flip <= 0.25,
+            "budget {fraction}: PSNR {psnr:.2}, FLIP {flip:.4}"
+        );
+        // less memory never looks better (small renders may look the same)
+        assert!(
+            psnr <= last + 0.5 || psnr.is_infinite() && last.is_infinite(),
+            "less memory looked better ({psnr:.2} > {last:.2})"
+        );
+        last = psnr;
+    }
+}
+
+/// Dropping the budget to a few MB at run time evicts within two frames, and
+/// raising it again restores the same residency.
+#[test]
+fn a_budget_drop_evicts_within_two_frames_and_recovers() {
+    let view = scene().path.view(9.0, SIZE);
+    let mut rig = Rig::with_fraction(0.25);
+    let quarter = rig.streamer.budget_bytes();
+    rig.streamer
+        .settle(&[view], Duration::from_secs(120))
+        .unwrap();
+    let before: Vec<_> = rig
+        .streamer
+        .report()
+        .textures
+        .iter()
+        .map(|t| (t.resident, t.tier))
+        .collect();
+    let small = (rig.streamer.report().tail_bytes + (2 << 20)).min(quarter);
+    rig.streamer.set_budget(Budget::Bytes(small));
+    let mut frames = 0;
+    while rig.streamer.report().totals.accounted() > small {
+        rig.streamer.update(&[view]);
+        rig.streamer.check_invariants().unwrap();
+        frames += 1;
+        assert!(
+            frames <= 2,
+            "still over the lowered budget after {frames} frames"
+        );
+    }
+    assert_eq!(black_pixels(&rig.render(&view, ViewMode::Normal)), 0);
+    rig.streamer.set_budget(Budget::Bytes(quarter));
+    rig.streamer
+        .settle(&[view], Duration::from_secs(120))
+        .unwrap();
+    let after: Vec<_> = rig
+        .streamer
+        .report()
+        .textures
+        .iter()
+        .map(|t| (t.resident, t.tier))
+        .collect();
+    assert_eq!(before, after, "residency did not recover");
+}
+
+/// Out-of-memory from the GPU module in the middle of the path: the streamer
+/// degrades (events recorded, budget lowered, tails kept) and recovers.
+#[test]
+fn out_of_memory_mid_path_degrades_and_recovers() {
+    let mut rig = Rig::with_fraction(0.25);
+    let path = scene().path;
+    let view_at = |f: u32| path.view(8.0 + f as f32 * 0.02, SIZE);
+    for f in 0..20 {
+        rig.streamer.update(&[view_at(f)]);
+    }
+    rig.streamer.inject_out_of_memory(4);
+    for f in 20..80 {
+        rig.streamer.update(&[view_at(f)]);
+        rig.streamer.check_invariants().unwrap();
+        if f % 20 == 0 {
+            assert_eq!(black_pixels(&rig.render(&view_at(f), ViewMode::Normal)), 0);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let events = rig.streamer.oom_events().len();
+    assert!(events > 0, "no out-of-memory event recorded");
+    let final_view = view_at(80);
+    rig.streamer
+        .settle(&[final_view], Duration::from_secs(120))
+        .unwrap();
+    let mut clean = Rig::with_fraction(0.25);
+    clean
+        .streamer
+        .settle(&[final_view], Duration::from_secs(120))
+        .unwrap();
+    let a = rig.render(&final_view, ViewMode::Normal);
+    let b = clean.render(&final_view, ViewMode::Normal);
+    let (flip, _) = common::flip(&b, &a);
+    eprintln!("{events} OOM events; after recovery FLIP vs a run without OOM {flip:.4}");
+    assert!(flip < 0.05, "did not recover: FLIP {flip}");
+}
+
+/// The heatmap debug view colours textures by resident versus wanted mip.
+#[test]
+fn heatmap_shows_residency() {
+    let view = scene().path.view(9.0, SIZE);
+    let mut rig = Rig::new(StreamerOptions {
+        budget: Budget::Bytes(0),
+        ..Default::default()
+    });
+    rig.streamer
+        .settle(&[view], Duration::from_secs(120))
+        .unwrap();
+    let img = rig.render(&view, ViewMode::MipHeatmap);
+    let reddish = img
+        .pixels()
+        .filter(|p| p.0[0] > 150 && p.0[1] < 120 && p.0[2] < 80)
+        .count();
+    assert!(
+        reddish > 0,
+        "a starved budget should show textures below their wanted mip"
+    );
+    let _ = rig.ids.len();
+}
