@@ -22,8 +22,8 @@
 //! large ground under the camera wants fine levels but does not claim the
 //! whole budget for the few pixels at its near edge.
 
-use super::view::{Frustum, View};
-use glam::Vec3;
+use super::view::View;
+use glam::{Vec3, Vec4};
 
 /// Mips added to the lod of an object outside every view's frustum.
 pub const OFFSCREEN_LOD_BIAS: f32 = 2.0;
@@ -33,21 +33,34 @@ pub const OFFSCREEN_COVERAGE: f32 = 0.1;
 /// One texture used by one object.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Binding {
-    /// Planner texture slot.
-    pub(crate) texture: u32,
+    /// Planner texture slot plus one; 0 is a sink that dead bindings feed,
+    /// so the scatter needs no branch for them.
+    pub(crate) sum: u32,
+    /// The object slot.
+    pub(crate) object: u32,
     /// `log2(texture size) - log2(world units per UV unit)`.
     pub(crate) lod_offset: f32,
 }
 
+impl Binding {
+    /// Marks the binding dead: it feeds the sink from now on.
+    pub(crate) fn kill(&mut self) {
+        self.sum = 0;
+    }
+}
+
 /// Per-view constants, computed once per plan.
 pub(crate) struct ViewTerms {
-    eyes: [Vec3; 2],
-    frusta: [Frustum; 2],
+    eye: Vec3,
+    planes: [Vec4; 6],
+    /// Eye and frustum planes where the view will be after the look-ahead,
+    /// when it moves.
+    predicted: Option<(Vec3, [Vec4; 6])>,
     log2_k: f32,
-    k: f32,
+    k_squared: f32,
     weight: f32,
     max_coverage: f32,
-    near: f32,
+    near_squared: f32,
 }
 
 impl ViewTerms {
@@ -56,79 +69,235 @@ impl ViewTerms {
         let frustum = view.frustum();
         let k = view.pixels_per_unit_at_1();
         Self {
-            eyes: [view.position, view.position + offset],
-            frusta: [frustum, frustum.translated(offset)],
+            eye: view.position,
+            planes: frustum.planes(),
+            predicted: (offset.length_squared() > 1e-6)
+                .then(|| (view.position + offset, frustum.translated(offset).planes())),
             log2_k: k.log2(),
-            k,
+            k_squared: k * k,
             weight: view.weight.max(0.0),
             max_coverage: view.viewport.x as f32 * view.viewport.y as f32,
-            near: 0.05,
+            near_squared: 0.05 * 0.05,
         }
     }
 }
 
+/// Object bounds as structure-of-arrays, indexed by object slot, so the
+/// per-view loop runs over plain `f32` lanes and vectorises.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bounds {
+    cx: Vec<f32>,
+    cy: Vec<f32>,
+    cz: Vec<f32>,
+    hx: Vec<f32>,
+    hy: Vec<f32>,
+    hz: Vec<f32>,
+    radius: Vec<f32>,
+}
+
+impl Bounds {
+    pub(crate) fn len(&self) -> usize {
+        self.cx.len()
+    }
+
+    /// Grows to `len` slots; new slots are empty points at the origin.
+    pub(crate) fn resize(&mut self, len: usize) {
+        for v in [
+            &mut self.cx,
+            &mut self.cy,
+            &mut self.cz,
+            &mut self.hx,
+            &mut self.hy,
+            &mut self.hz,
+            &mut self.radius,
+        ] {
+            v.resize(len, 0.0);
+        }
+    }
+
+    /// Sets slot `i` to the box `center +- half`.
+    pub(crate) fn set(&mut self, i: usize, center: Vec3, half: Vec3) {
+        let half = half.abs();
+        self.cx[i] = center.x;
+        self.cy[i] = center.y;
+        self.cz[i] = center.z;
+        self.hx[i] = half.x;
+        self.hy[i] = half.y;
+        self.hz[i] = half.z;
+        self.radius[i] = half.length();
+    }
+}
+
+/// What the views need of one object, before its bindings: the finest lod
+/// term (`log2(distance) - log2(k)`), the weighted coverage, and the
+/// coverage-weighted lod term at its centre.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ObjectTerms {
+    pub(crate) best: Vec<f32>,
+    pub(crate) cover: Vec<f32>,
+    pub(crate) typical: Vec<f32>,
+}
+
+impl ObjectTerms {
+    /// Evaluates every object in `bounds` against `views`.
+    pub(crate) fn compute(&mut self, views: &[ViewTerms], bounds: &Bounds) {
+        let n = bounds.len();
+        self.best.clear();
+        self.best.resize(n, f32::INFINITY);
+        self.cover.clear();
+        self.cover.resize(n, 0.0);
+        self.typical.clear();
+        self.typical.resize(n, 0.0);
+        for v in views {
+            match v.predicted {
+                Some((eye, planes)) => self.view::<true>(v, eye, &planes, bounds),
+                None => self.view::<false>(v, v.eye, &v.planes, bounds),
+            }
+        }
+    }
+
+    /// One view over every object: branch-free so it runs in SIMD lanes.
+    fn view<const PREDICTED: bool>(
+        &mut self,
+        v: &ViewTerms,
+        predicted_eye: Vec3,
+        predicted_planes: &[Vec4; 6],
+        b: &Bounds,
+    ) {
+        let n = b.len();
+        let (cx, cy, cz) = (&b.cx[..n], &b.cy[..n], &b.cz[..n]);
+        let (hx, hy, hz, rad) = (&b.hx[..n], &b.hy[..n], &b.hz[..n], &b.radius[..n]);
+        let best = &mut self.best[..n];
+        let cover = &mut self.cover[..n];
+        let typical = &mut self.typical[..n];
+        for i in 0..n {
+            let (x, y, z, r) = (cx[i], cy[i], cz[i], rad[i]);
+            let (hx, hy, hz) = (hx[i], hy[i], hz[i]);
+            let mut d2 = box_distance_squared(v.eye, x, y, z, hx, hy, hz);
+            let mut margin = plane_margin(&v.planes, x, y, z);
+            if PREDICTED {
+                d2 = min(d2, box_distance_squared(predicted_eye, x, y, z, hx, hy, hz));
+                margin = max(margin, plane_margin(predicted_planes, x, y, z));
+            }
+            let visible = margin >= -r;
+            let d2 = max(d2, v.near_squared);
+            let (bias, scale) = if visible {
+                (0.0, 1.0)
+            } else {
+                (OFFSCREEN_LOD_BIAS, OFFSCREEN_COVERAGE)
+            };
+            // log2(d) = log2(d^2) / 2
+            let term = 0.5 * fast_log2(d2) - v.log2_k + bias;
+            let (ex, ey, ez) = (x - v.eye.x, y - v.eye.y, z - v.eye.z);
+            let c2 = max(ex * ex + ey * ey + ez * ez, v.near_squared);
+            let center_term = 0.5 * fast_log2(c2) - v.log2_k + bias;
+            let px2 = r * r * v.k_squared / d2;
+            let c = min(std::f32::consts::PI * px2, v.max_coverage) * v.weight * scale;
+            best[i] = min(best[i], term);
+            cover[i] += c;
+            typical[i] += c * max(center_term, term);
+        }
+    }
+
+    /// Adds every binding's object needs to its texture's sum; `sums[0]` is
+    /// the sink of dead bindings, texture slot `t` sums into `sums[t + 1]`.
+    pub(crate) fn scatter(&self, bindings: &[Binding], sums: &mut [TextureNeedSum]) {
+        for b in bindings {
+            let o = b.object as usize;
+            let (best, cover, typical) = (self.best[o], self.cover[o], self.typical[o]);
+            let a = &mut sums[b.sum as usize];
+            a.lod = min(a.lod, b.lod_offset + best);
+            a.coverage += cover;
+            a.lod_sum += typical + cover * b.lod_offset;
+        }
+    }
+}
+
+/// `a.min(b)` without NaN handling, so it maps to one SIMD instruction.
+#[inline(always)]
+fn min(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `a.max(b)` without NaN handling.
+#[inline(always)]
+fn max(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Squared distance from `eye` to the box `(x, y, z) +- (hx, hy, hz)`.
+#[inline(always)]
+fn box_distance_squared(eye: Vec3, x: f32, y: f32, z: f32, hx: f32, hy: f32, hz: f32) -> f32 {
+    let dx = max((eye.x - x).abs() - hx, 0.0);
+    let dy = max((eye.y - y).abs() - hy, 0.0);
+    let dz = max((eye.z - z).abs() - hz, 0.0);
+    dx * dx + dy * dy + dz * dz
+}
+
+/// The smallest signed distance from `(x, y, z)` to the frustum's planes: a
+/// sphere of radius `r` touches the frustum when this is at least `-r`.
+#[inline(always)]
+fn plane_margin(planes: &[Vec4; 6], x: f32, y: f32, z: f32) -> f32 {
+    let mut m = f32::INFINITY;
+    for p in planes {
+        m = min(m, p.x * x + p.y * y + p.z * z + p.w);
+    }
+    m
+}
+
 /// Fast `log2` for positive normal floats, within 0.01 of the exact value.
-#[inline]
+#[inline(always)]
 pub(crate) fn fast_log2(x: f32) -> f32 {
-    let bits = x.to_bits();
+    let bits = x.to_bits() as i32;
     let exp = ((bits >> 23) & 0xff) as f32 - 127.0;
-    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000); // [1, 2)
-                                                                // quadratic fit of log2(m) on [1, 2)
+    let m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f80_0000) as u32); // [1, 2)
+                                                                         // quadratic fit of log2(m) on [1, 2)
     exp + (-0.344_845 * m + 2.024_658) * m - 1.674_873
 }
 
-/// Accumulates, for every texture slot, the finest lod and the total weighted
-/// screen coverage (pixels) over the objects and views.
-pub(crate) struct DensityPass<'a> {
-    pub(crate) views: &'a [ViewTerms],
-    pub(crate) lod: &'a mut [f32],
-    pub(crate) coverage: &'a mut [f32],
-    /// Coverage-weighted sum of the lod at object centres (divide by coverage).
-    pub(crate) lod_sum: &'a mut [f32],
+/// `2^x` within 1e-8 relative of the exact value, without a libm call; `x`
+/// is clamped to +-1000.
+#[inline]
+pub(crate) fn exp2(x: f64) -> f64 {
+    let x = x.clamp(-1000.0, 1000.0);
+    let t = x as i64; // towards zero
+    let i = if (t as f64) > x { t - 1 } else { t };
+    // 2^f = sqrt(2) * e^g with g = (f - 1/2) ln 2, |g| <= 0.35: Taylor to g^7
+    let g = (x - i as f64 - 0.5) * std::f64::consts::LN_2;
+    let e = 1.0
+        + g * (1.0
+            + g * (0.5
+                + g * (1.0 / 6.0
+                    + g * (1.0 / 24.0 + g * (1.0 / 120.0 + g * (1.0 / 720.0 + g / 5040.0))))));
+    let scale = f64::from_bits(((i + 1023) as u64) << 52);
+    std::f64::consts::SQRT_2 * e * scale
 }
 
-impl DensityPass<'_> {
-    /// One object bounded by the box `center +- half` and its bindings. The
-    /// distance is to the box (exact for boxes, so a large ground under the
-    /// camera is not taken as touching the eye); visibility and coverage use
-    /// the box's bounding sphere.
-    #[inline]
-    pub(crate) fn object(&mut self, center: Vec3, half: Vec3, bindings: &[Binding]) {
-        let radius = half.length();
-        let mut best_term = f32::INFINITY;
-        let mut cover = 0.0f32;
-        // coverage-weighted lod term at the centre: what most pixels need
-        let mut typical = 0.0f32;
-        for v in self.views {
-            let mut visible = false;
-            let mut dist = f32::INFINITY;
-            for i in 0..2 {
-                let d = ((center - v.eyes[i]).abs() - half).max(Vec3::ZERO).length();
-                dist = dist.min(d);
-                visible |= v.frusta[i].intersects_sphere(center, radius);
-            }
-            let dist = dist.max(v.near);
-            let mut term = fast_log2(dist) - v.log2_k;
-            let px = (radius * v.k / dist).min(v.max_coverage.sqrt());
-            let mut c = (std::f32::consts::PI * px * px).min(v.max_coverage) * v.weight;
-            let mut center_term = fast_log2((center - v.eyes[0]).length().max(v.near)) - v.log2_k;
-            if !visible {
-                term += OFFSCREEN_LOD_BIAS;
-                center_term += OFFSCREEN_LOD_BIAS;
-                c *= OFFSCREEN_COVERAGE;
-            }
-            best_term = best_term.min(term);
-            cover += c;
-            typical += c * center_term.max(term);
-        }
-        for b in bindings {
-            let t = b.texture as usize;
-            let lod = b.lod_offset + best_term;
-            if lod < self.lod[t] {
-                self.lod[t] = lod;
-            }
-            self.coverage[t] += cover;
-            self.lod_sum[t] += typical + cover * b.lod_offset;
+/// What every object showing one texture needs, summed: the finest lod, the
+/// total weighted screen coverage (pixels), and the coverage-weighted sum of
+/// the lod at object centres (divide by coverage). One struct per texture so
+/// the scatter touches one cache line per binding.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TextureNeedSum {
+    pub(crate) lod: f32,
+    pub(crate) coverage: f32,
+    pub(crate) lod_sum: f32,
+}
+
+impl Default for TextureNeedSum {
+    fn default() -> Self {
+        Self {
+            lod: f32::INFINITY,
+            coverage: 0.0,
+            lod_sum: 0.0,
         }
     }
 }
@@ -137,6 +306,19 @@ impl DensityPass<'_> {
 mod tests {
     use super::*;
     use glam::UVec2;
+
+    #[test]
+    fn exp2_is_close() {
+        for i in -4000..4000 {
+            let x = i as f64 * 0.0137;
+            let (fast, exact) = (exp2(x), x.exp2());
+            assert!(
+                ((fast - exact) / exact).abs() < 1e-8,
+                "{x}: {fast} vs {exact}"
+            );
+        }
+        assert!(exp2(-5000.0) > 0.0 && exp2(5000.0).is_finite());
+    }
 
     #[test]
     fn fast_log2_is_close() {
@@ -171,19 +353,19 @@ mod tests {
         world_per_uv: f32,
     ) -> (f32, f32) {
         let terms: Vec<ViewTerms> = views.iter().map(|v| ViewTerms::new(v, 0.5)).collect();
-        let (mut lod, mut cov, mut sum) = (vec![f32::INFINITY], vec![0.0], vec![0.0]);
-        let mut pass = DensityPass {
-            views: &terms,
-            lod: &mut lod,
-            coverage: &mut cov,
-            lod_sum: &mut sum,
-        };
+        let mut bounds = Bounds::default();
+        bounds.resize(1);
+        bounds.set(0, center, Vec3::splat(radius));
+        let mut objects = ObjectTerms::default();
+        objects.compute(&terms, &bounds);
         let b = Binding {
-            texture: 0,
+            sum: 1,
+            object: 0,
             lod_offset: texels.log2() - world_per_uv.log2(),
         };
-        pass.object(center, Vec3::splat(radius), &[b]);
-        (lod[0], cov[0])
+        let mut acc = [TextureNeedSum::default(); 2];
+        objects.scatter(&[b], &mut acc);
+        (acc[1].lod, acc[1].coverage)
     }
 
     #[test]

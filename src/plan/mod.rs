@@ -28,7 +28,7 @@ pub mod fit;
 pub mod view;
 
 use crate::transcode::Tier;
-use density::{Binding, DensityPass, ViewTerms};
+use density::{Binding, Bounds, ObjectTerms, TextureNeedSum, ViewTerms};
 use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;
 pub use view::{Frustum, View};
@@ -102,6 +102,40 @@ impl PlanTexture {
             list
         };
         list.get(level as usize).copied().unwrap_or(0)
+    }
+}
+
+/// A texture as the planner keeps it: small and dense, with its byte tables
+/// in one shared pool, so a plan walks textures through contiguous memory.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    size: u32,
+    tail_level: u32,
+    finest_allowed: u32,
+    boost: f32,
+    has_compact: bool,
+    /// `pool[start + level]`: full-tier bytes of `level..`;
+    /// `pool[start + levels + level]`: compact-tier bytes (full when none).
+    start: u32,
+    levels: u32,
+    /// Pool entries reserved (at least `2 * levels`).
+    capacity: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn bytes(&self, pool: &[u64], level: u32, tier: Tier) -> u64 {
+        if level >= self.levels {
+            return 0;
+        }
+        let at = self.start
+            + level
+            + if tier == Tier::Compact {
+                self.levels
+            } else {
+                0
+            };
+        pool[at as usize]
     }
 }
 
@@ -181,8 +215,6 @@ pub struct Plan {
 
 #[derive(Debug, Clone, Copy)]
 struct ObjectSlot {
-    center: Vec3,
-    half: Vec3,
     start: u32,
     len: u32,
     alive: bool,
@@ -206,38 +238,90 @@ pub(crate) struct Need {
     pub(crate) coverage: f32,
 }
 
-/// Visible error of `t` held at `level` in `tier` (see the module docs).
-fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
-    let loss = if tier == Tier::Compact {
-        opts.compact_quality_loss as f64
-    } else {
-        0.0
-    };
-    let miss = |lod: f32| 1.0 - (-((level as f32 - (lod + opts.lod_bias)).max(0.0) as f64)).exp2();
-    // A vanishing term per level and tier keeps every step worth taking, so
-    // spare budget still brings unseen or covered-by-nothing textures to their
-    // wanted level, after everything that shows.
-    let tie = 1e-12 * (level as f64 + loss);
-    if need.coverage <= 0.0 {
-        return tie;
+/// The visible-error model of one texture this frame (see the module docs):
+/// the error of holding it at a level in a tier.
+#[derive(Debug, Clone, Copy)]
+struct ErrorModel {
+    /// Screen coverage times boost; 0 when nothing shows the texture.
+    weight: f64,
+    /// Lods (with the bias) that most pixels and the finest pixel need.
+    typical: f64,
+    finest: f64,
+    compact_loss: f64,
+}
+
+impl ErrorModel {
+    fn new(opts: &PlannerOptions, boost: f32, need: Need) -> Self {
+        let bias = opts.lod_bias as f64;
+        Self {
+            weight: if need.coverage > 0.0 {
+                need.coverage as f64 * boost.max(0.0) as f64
+            } else {
+                0.0
+            },
+            typical: need.typical as f64 + bias,
+            finest: need.finest as f64 + bias,
+            compact_loss: opts.compact_quality_loss as f64,
+        }
     }
-    let missing = 0.75 * miss(need.typical) + 0.25 * miss(need.finest);
-    need.coverage as f64 * t.boost.max(0.0) as f64 * (missing + loss) + tie
+
+    /// The fraction of the needed texels that `level` holds for the typical
+    /// and the finest pixel, before clamping to 1: `2^(lod - level)`.
+    fn texel_ratios(&self, level: u32) -> (f64, f64) {
+        let l = level as f64;
+        (
+            density::exp2(self.typical - l),
+            density::exp2(self.finest - l),
+        )
+    }
+
+    /// The error at `level` in `tier`.
+    fn at(&self, level: u32, tier: Tier) -> f64 {
+        self.with_ratios(level, tier, self.texel_ratios(level))
+    }
+
+    /// The error at `level` in `tier`, given its [`texel_ratios`](Self::texel_ratios)
+    /// (a chain walks levels by doubling them instead of calling `exp2`).
+    fn with_ratios(&self, level: u32, tier: Tier, (typical, finest): (f64, f64)) -> f64 {
+        let loss = if tier == Tier::Compact {
+            self.compact_loss
+        } else {
+            0.0
+        };
+        // A vanishing term per level and tier keeps every step worth taking,
+        // so spare budget still brings unseen or covered-by-nothing textures
+        // to their wanted level, after everything that shows.
+        let tie = 1e-12 * (level as f64 + loss);
+        if self.weight <= 0.0 {
+            return tie;
+        }
+        let missing = 0.75 * (1.0 - typical.min(1.0)) + 0.25 * (1.0 - finest.min(1.0));
+        self.weight * (missing + loss) + tie
+    }
+}
+
+/// Visible error of `t` held at `level` in `tier` (see the module docs).
+#[cfg(test)]
+fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
+    ErrorModel::new(opts, t.boost, need).at(level, tier)
 }
 
 /// Plans residency; owns the CPU-side description of textures and objects.
 #[derive(Debug, Default)]
 pub struct Planner {
     options: PlannerOptions,
-    textures: Vec<Option<PlanTexture>>,
+    textures: Vec<Option<Entry>>,
+    /// Byte tables of every entry (see [`Entry`]).
+    pool: Vec<u64>,
+    pool_garbage: usize,
     objects: Vec<ObjectSlot>,
+    bounds: Bounds,
     bindings: Vec<Binding>,
     garbage: usize,
     wanted: Vec<u32>,
     // scratch
-    lod: Vec<f32>,
-    coverage: Vec<f32>,
-    lod_sum: Vec<f32>,
+    object_terms: ObjectTerms,
+    sums: Vec<TextureNeedSum>,
     chains: Vec<Candidate>,
     states: Vec<State>,
     offsets: Vec<u32>,
@@ -274,14 +358,72 @@ impl Planner {
             self.wanted.resize(slot + 1, 0);
         }
         self.wanted[slot] = texture.tail_level;
-        self.textures[slot] = Some(texture);
+        let levels = texture
+            .level_count
+            .max(texture.resident_bytes[0].len() as u32);
+        let old = self.textures[slot].take();
+        if let Some(e) = old.filter(|e| e.size != texture.size) {
+            // bindings hold log2(size): move them to the new size
+            let shift = (texture.size.max(1) as f32).log2() - (e.size.max(1) as f32).log2();
+            let sum = slot as u32 + 1;
+            for b in self.bindings.iter_mut().filter(|b| b.sum == sum) {
+                b.lod_offset += shift;
+            }
+        }
+        let (start, capacity) = match old {
+            Some(e) if e.capacity >= 2 * levels => (e.start, e.capacity),
+            _ => {
+                if let Some(e) = old {
+                    self.pool_garbage += e.capacity as usize;
+                }
+                self.pool.resize(self.pool.len() + 2 * levels as usize, 0);
+                ((self.pool.len() - 2 * levels as usize) as u32, 2 * levels)
+            }
+        };
+        for tier in [Tier::Full, Tier::Compact] {
+            for level in 0..levels {
+                let at = start + level + if tier == Tier::Compact { levels } else { 0 };
+                self.pool[at as usize] = texture.bytes(level, tier);
+            }
+        }
+        self.textures[slot] = Some(Entry {
+            size: texture.size,
+            tail_level: texture.tail_level,
+            finest_allowed: texture.finest_allowed,
+            boost: texture.boost,
+            has_compact: texture.has_compact(),
+            start,
+            levels,
+            capacity,
+        });
+        if self.pool_garbage > 4096 && self.pool_garbage > self.pool.len() / 2 {
+            self.compact_pool();
+        }
     }
 
-    /// Removes the texture in `slot`; objects still naming it ignore it.
+    /// Removes the texture in `slot`; objects that used it stop counting it
+    /// (also when a new texture takes the slot later).
     pub fn remove_texture(&mut self, slot: usize) {
-        if let Some(t) = self.textures.get_mut(slot) {
-            *t = None;
+        if let Some(e) = self.textures.get_mut(slot).and_then(Option::take) {
+            self.pool_garbage += e.capacity as usize;
+            let sum = slot as u32 + 1;
+            self.bindings
+                .iter_mut()
+                .filter(|b| b.sum == sum)
+                .for_each(Binding::kill);
         }
+    }
+
+    fn compact_pool(&mut self) {
+        let mut packed = Vec::with_capacity(self.pool.len() - self.pool_garbage);
+        for e in self.textures.iter_mut().flatten() {
+            let range = e.start as usize..(e.start + 2 * e.levels) as usize;
+            e.start = packed.len() as u32;
+            e.capacity = 2 * e.levels;
+            packed.extend_from_slice(&self.pool[range]);
+        }
+        self.pool = packed;
+        self.pool_garbage = 0;
     }
 
     /// Sets or replaces the object in `slot`: its bounding box (`center` plus
@@ -290,39 +432,43 @@ impl Planner {
     pub fn set_object(&mut self, slot: usize, center: Vec3, half: Vec3, textures: &[(usize, f32)]) {
         if self.objects.len() <= slot {
             let empty = ObjectSlot {
-                center: Vec3::ZERO,
-                half: Vec3::ZERO,
                 start: 0,
                 len: 0,
                 alive: false,
             };
             self.objects.resize(slot + 1, empty);
+            self.bounds.resize(slot + 1);
         }
         let bindings = textures.iter().filter_map(|&(t, world_per_uv)| {
             let size = self.textures.get(t)?.as_ref()?.size.max(1);
             Some(Binding {
-                texture: t as u32,
+                sum: t as u32 + 1,
+                object: slot as u32,
                 lod_offset: (size as f32).log2() - world_per_uv.max(1e-9).log2(),
             })
         });
         let bindings: Vec<Binding> = bindings.collect();
         let o = &mut self.objects[slot];
-        if o.alive && bindings.len() <= o.len as usize {
-            let start = o.start as usize;
+        let old = o.start as usize..(o.start + o.len) as usize;
+        if o.alive && bindings.len() <= old.len() {
+            let start = old.start;
             self.bindings[start..start + bindings.len()].copy_from_slice(&bindings);
-            self.garbage += o.len as usize - bindings.len();
+            self.bindings[start + bindings.len()..old.end]
+                .iter_mut()
+                .for_each(Binding::kill);
+            self.garbage += old.len() - bindings.len();
         } else {
             if o.alive {
-                self.garbage += o.len as usize;
+                self.garbage += old.len();
+                self.bindings[old].iter_mut().for_each(Binding::kill);
             }
             o.start = self.bindings.len() as u32;
             self.bindings.extend_from_slice(&bindings);
         }
         let o = &mut self.objects[slot];
         o.len = bindings.len() as u32;
-        o.center = center;
-        o.half = half.abs();
         o.alive = true;
+        self.bounds.set(slot, center, half);
         if self.garbage > 1024 && self.garbage > self.bindings.len() / 2 {
             self.compact_bindings();
         }
@@ -330,9 +476,8 @@ impl Planner {
 
     /// Moves the object in `slot`.
     pub fn move_object(&mut self, slot: usize, center: Vec3, half: Vec3) {
-        if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
-            o.center = center;
-            o.half = half.abs();
+        if self.objects.get(slot).is_some_and(|o| o.alive) {
+            self.bounds.set(slot, center, half);
         }
     }
 
@@ -341,6 +486,8 @@ impl Planner {
         if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
             o.alive = false;
             self.garbage += o.len as usize;
+            let range = o.start as usize..(o.start + o.len) as usize;
+            self.bindings[range].iter_mut().for_each(Binding::kill);
         }
     }
 
@@ -384,30 +531,18 @@ impl Planner {
 
     fn densities(&mut self, views: &[View]) {
         let n = self.textures.len();
-        self.lod.clear();
-        self.lod.resize(n, f32::INFINITY);
-        self.coverage.clear();
-        self.coverage.resize(n, 0.0);
-        self.lod_sum.clear();
-        self.lod_sum.resize(n, 0.0);
+        self.sums.clear();
+        self.sums.resize(n + 1, TextureNeedSum::default());
         let terms: Vec<ViewTerms> = views
             .iter()
             .map(|v| ViewTerms::new(v, self.options.look_ahead_s))
             .collect();
-        let mut pass = DensityPass {
-            views: &terms,
-            lod: &mut self.lod,
-            coverage: &mut self.coverage,
-            lod_sum: &mut self.lod_sum,
-        };
-        for o in self.objects.iter().filter(|o| o.alive) {
-            let b = &self.bindings[o.start as usize..(o.start + o.len) as usize];
-            pass.object(o.center, o.half, b);
-        }
+        self.object_terms.compute(&terms, &self.bounds);
+        self.object_terms.scatter(&self.bindings, &mut self.sums);
     }
 
     /// The wanted level of texture `t` with hysteresis against the last one.
-    fn wanted_level(&self, t: &PlanTexture, lod: f32, previous: u32) -> u32 {
+    fn wanted_level(&self, t: &Entry, lod: f32, previous: u32) -> u32 {
         let x = lod + self.options.lod_bias;
         if !x.is_finite() {
             return t.tail_level;
@@ -417,21 +552,34 @@ impl Planner {
         // move only once the lod is past the current level by the margin,
         // then all the way to what it needs
         let level = if x < p - h || x >= p + 1.0 + h {
-            x.floor()
+            // floor without a libm call (x86-64 has no SSE4.1 round by default);
+            // the clamp keeps the cast exact, the result is clamped below anyway
+            let x = x.clamp(-1e6, 1e6);
+            let t = x as i32 as f32;
+            if t > x {
+                t - 1.0
+            } else {
+                t
+            }
         } else {
             p
         };
         (level.max(0.0) as u32).clamp(t.finest_allowed.min(t.tail_level), t.tail_level)
     }
 
+    #[cfg(test)]
     fn error(&self, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
         error(&self.options, t, need, level, tier)
     }
 
     fn need(&self, slot: usize) -> Need {
-        let (finest, coverage) = (self.lod[slot], self.coverage[slot]);
+        let TextureNeedSum {
+            lod: finest,
+            coverage,
+            lod_sum,
+        } = self.sums[slot + 1];
         let typical = if coverage > 0.0 {
-            self.lod_sum[slot] / coverage
+            lod_sum / coverage
         } else {
             finest
         };
@@ -450,20 +598,22 @@ impl Planner {
         self.order.clear();
         self.offsets.push(0);
         for slot in 0..self.textures.len() {
-            let Some(t) = &self.textures[slot] else {
+            let Some(t) = self.textures[slot] else {
                 continue;
             };
             let need = self.need(slot);
-            let wanted = self.wanted_level(t, need.finest, self.wanted[slot]);
+            let wanted = self.wanted_level(&t, need.finest, self.wanted[slot]);
             self.wanted[slot] = wanted;
-            let options = &self.options;
-            let push = |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier| {
-                chains.push(Candidate {
-                    bytes: t.bytes(level, tier),
-                    error: error(options, t, need, level, tier),
-                });
-                states.push(State { level, tier });
-            };
+            let model = ErrorModel::new(&self.options, t.boost, need);
+            let pool = &self.pool;
+            let push =
+                |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier, ratios| {
+                    chains.push(Candidate {
+                        bytes: t.bytes(pool, level, tier),
+                        error: model.with_ratios(level, tier, ratios),
+                    });
+                    states.push(State { level, tier });
+                };
             let r = resident.get(slot).copied();
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
@@ -474,12 +624,33 @@ impl Planner {
                 _ => wanted,
             };
             let start = self.chains.len();
-            push(&mut self.chains, &mut self.states, t.tail_level, Tier::Full);
+            let mut ratios = model.texel_ratios(t.tail_level);
+            push(
+                &mut self.chains,
+                &mut self.states,
+                t.tail_level,
+                Tier::Full,
+                ratios,
+            );
             for level in (finest..t.tail_level).rev() {
-                if t.has_compact() {
-                    push(&mut self.chains, &mut self.states, level, Tier::Compact);
+                // one level finer holds twice the texels per axis
+                ratios = (ratios.0 * 2.0, ratios.1 * 2.0);
+                if t.has_compact {
+                    push(
+                        &mut self.chains,
+                        &mut self.states,
+                        level,
+                        Tier::Compact,
+                        ratios,
+                    );
                 }
-                push(&mut self.chains, &mut self.states, level, Tier::Full);
+                push(
+                    &mut self.chains,
+                    &mut self.states,
+                    level,
+                    Tier::Full,
+                    ratios,
+                );
             }
             self.offsets.push(self.chains.len() as u32);
             let resident_index = r.map_or(0, |r| {
@@ -513,7 +684,10 @@ impl Planner {
                 .expect("planned textures exist");
             let base = self.offsets[i] as usize;
             let chosen = self.states[base + self.choice[i] as usize];
-            let (lod, cov, wanted) = (self.lod[slot], self.coverage[slot], self.wanted[slot]);
+            let TextureNeedSum {
+                lod, coverage: cov, ..
+            } = self.sums[slot + 1];
+            let wanted = self.wanted[slot];
             let limit = if chosen.level > wanted || chosen.tier == Tier::Compact {
                 Some(Limit::Budget)
             } else if t.finest_allowed > 0
@@ -527,12 +701,19 @@ impl Planner {
             let r = resident
                 .get(slot)
                 .map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
-            let (e_now, b_now) = (self.error(t, self.need(slot), r.0, r.1), t.bytes(r.0, r.1));
-            let (e_to, b_to) = (
-                self.chains[base + self.choice[i] as usize].error,
-                t.bytes(chosen.level, chosen.tier),
-            );
-            self.plan.tail_bytes += t.bytes(t.tail_level, Tier::Full);
+            let pool = &self.pool;
+            // the loader serves the largest error removed per byte first
+            let priority = if (chosen.level, chosen.tier) == r {
+                0.0
+            } else {
+                let need = self.need(slot);
+                let e_now = ErrorModel::new(&self.options, t.boost, need).at(r.0, r.1);
+                let b_now = t.bytes(pool, r.0, r.1);
+                let e_to = self.chains[base + self.choice[i] as usize].error;
+                let b_to = t.bytes(pool, chosen.level, chosen.tier);
+                ((e_now - e_to).max(0.0) / b_to.saturating_sub(b_now).max(1) as f64) as f32
+            };
+            self.plan.tail_bytes += t.bytes(pool, t.tail_level, Tier::Full);
             self.plan.textures[slot] = TexturePlan {
                 lod,
                 coverage: cov,
@@ -540,8 +721,7 @@ impl Planner {
                 target: chosen.level,
                 tier: chosen.tier,
                 limit,
-                priority: ((e_now - e_to).max(0.0) / b_to.saturating_sub(b_now).max(1) as f64)
-                    as f32,
+                priority,
             };
         }
     }

@@ -214,6 +214,123 @@ fn removed_textures_and_objects_are_ignored() {
     assert!(!plan.textures[1].lod.is_finite());
 }
 
+/// After thousands of sets, replacements, moves and removals (enough to
+/// compact the binding list and the byte-table pool several times), the
+/// planner plans what a planner built fresh from the final state plans, and
+/// its storage stays bounded.
+#[test]
+fn a_churned_planner_plans_like_a_fresh_one() {
+    fn hash(mut x: u32) -> u32 {
+        x ^= x >> 16;
+        x = x.wrapping_mul(0x7feb_352d);
+        x ^= x >> 15;
+        x = x.wrapping_mul(0x846c_a68b);
+        x ^ (x >> 16)
+    }
+    type Obj = (Vec3, Vec3, Vec<(usize, f32)>);
+    let mut p = Planner::default();
+    let mut textures: Vec<Option<PlanTexture>> = vec![None; 40];
+    let mut objects: Vec<Option<Obj>> = vec![None; 300];
+    let mut rng = 7u32;
+    let mut next = |n: u32| {
+        rng = hash(rng.wrapping_add(0x9e37_79b9));
+        rng % n
+    };
+    for _ in 0..20_000 {
+        match next(10) {
+            0..=1 => {
+                let t = next(40) as usize;
+                let tex = texture(1 << (6 + next(6)), next(2) == 0);
+                p.set_texture(t, tex.clone());
+                textures[t] = Some(tex);
+            }
+            2 => {
+                let t = next(40) as usize;
+                p.remove_texture(t);
+                textures[t] = None;
+                for (_, _, b) in objects.iter_mut().flatten() {
+                    b.retain(|&(bt, _)| bt != t);
+                }
+            }
+            3..=6 => {
+                let o = next(300) as usize;
+                let center = Vec3::new(next(200) as f32 - 100.0, 0.0, -(next(300) as f32));
+                let half = Vec3::splat(0.5 + next(8) as f32);
+                let b: Vec<(usize, f32)> = (0..next(4))
+                    .map(|_| (next(40) as usize, 0.5 + next(4) as f32))
+                    .collect();
+                p.set_object(o, center, half, &b);
+                let live = b.into_iter().filter(|&(t, _)| textures[t].is_some());
+                objects[o] = Some((center, half, live.collect()));
+            }
+            7..=8 => {
+                let o = next(300) as usize;
+                let center = Vec3::new(next(200) as f32 - 100.0, 1.0, -(next(300) as f32));
+                p.move_object(o, center, Vec3::splat(2.0));
+                if let Some(obj) = &mut objects[o] {
+                    (obj.0, obj.1) = (center, Vec3::splat(2.0));
+                }
+            }
+            _ => {
+                let o = next(300) as usize;
+                p.remove_object(o);
+                objects[o] = None;
+            }
+        }
+    }
+    let mut fresh = Planner::default();
+    for (i, t) in textures.iter().enumerate() {
+        if let Some(t) = t {
+            fresh.set_texture(i, t.clone());
+        }
+    }
+    for (i, o) in objects.iter().enumerate() {
+        if let Some((c, h, b)) = o {
+            fresh.set_object(i, *c, *h, b);
+        }
+    }
+    let live_bindings: usize = objects.iter().flatten().map(|o| o.2.len()).sum();
+    assert!(
+        p.bindings.len() <= 3 * live_bindings.max(1024),
+        "{} bindings",
+        p.bindings.len()
+    );
+    assert!(
+        p.pool.len() <= 3 * fresh.pool.len().max(4096),
+        "pool {}",
+        p.pool.len()
+    );
+    let full: u64 = textures
+        .iter()
+        .flatten()
+        .map(|t| t.bytes(0, Tier::Full))
+        .sum();
+    for budget in [u64::MAX, full / 3] {
+        let a = p.plan(&[camera(5.0)], budget, &[], 0).clone();
+        let b = fresh.plan(&[camera(5.0)], budget, &[], 0).clone();
+        assert_eq!(a.bytes, b.bytes);
+        for (i, (x, y)) in a.textures.iter().zip(&b.textures).enumerate() {
+            if textures[i].is_none() {
+                continue;
+            }
+            let close = |u: f32, v: f32| u == v || (u - v).abs() <= 1e-4 * u.abs().max(1.0);
+            assert!(
+                close(x.lod, y.lod),
+                "texture {i}: lod {} vs {}",
+                x.lod,
+                y.lod
+            );
+            assert!(
+                close(x.coverage, y.coverage),
+                "texture {i}: {} vs {}",
+                x.coverage,
+                y.coverage
+            );
+            assert_eq!((x.target, x.tier), (y.target, y.tier), "texture {i}");
+        }
+    }
+}
+
 fn chains_for(textures: &[(u32, bool, f32, f32)]) -> Vec<Vec<Candidate>> {
     // (size, compact, coverage, lod) -> the chain the planner would build
     let mut p = Planner::default();

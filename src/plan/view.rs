@@ -105,9 +105,14 @@ impl Frustum {
     /// Whether a sphere touches the frustum.
     #[inline]
     pub fn intersects_sphere(&self, center: Vec3, radius: f32) -> bool {
+        let c = center.extend(1.0);
+        self.planes.iter().all(|p| p.dot(c) >= -radius)
+    }
+
+    /// The six planes (left, right, bottom, top, near, far) as `(normal, d)`
+    /// with unit inward normals: `normal . p + d >= 0` inside.
+    pub fn planes(&self) -> [Vec4; 6] {
         self.planes
-            .iter()
-            .all(|p| p.truncate().dot(center) + p.w >= -radius)
     }
 }
 
