@@ -113,6 +113,7 @@ fn out_of_memory_degrades_and_recovers() {
     }
     assert!(!s.oom_events().is_empty());
     let msg = s.oom_events()[0].to_string();
+    eprintln!("{msg}");
     assert!(
         msg.contains("tried to allocate") && msg.contains("budget"),
         "{msg}"

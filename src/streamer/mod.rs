@@ -15,6 +15,41 @@
 //!
 //! The render thread never reads files or transcodes; `update` only plans,
 //! records GPU copies and copies arrived texels into a staging buffer.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use glam::{UVec2, Vec3};
+//! use mipstream::streamer::{Budget, ObjectDesc, Streamer, StreamerOptions};
+//! use mipstream::{gpu, TextureClass, View};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let g = gpu::headless(None)?; // or the renderer's own Device and Queue
+//! let options = StreamerOptions {
+//!     budget: Budget::Bytes(64 << 20),
+//!     ..StreamerOptions::default()
+//! };
+//! let mut streamer = Streamer::with_options(&g.device, &g.queue, options);
+//! let albedo = streamer.register_texture_path("assets/checker-uastc.ktx2", TextureClass::Color)?;
+//! // a 2x2 quad whose UVs span 0..1: one UV unit covers 2 world units
+//! let quad = ObjectDesc::aabb(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, 1.0))
+//!     .with_texture(albedo, 2.0);
+//! let _object = streamer.register_object(quad)?;
+//!
+//! for frame in 0..600 {
+//!     let eye = Vec3::new(0.0, 1.0, 10.0 - frame as f32 * 0.015);
+//!     let camera = View::look_at(eye, Vec3::ZERO, Vec3::Y, 1.0, UVec2::new(1280, 720), 0.1, 100.0);
+//!     let stats = streamer.update(&[camera]);
+//!     for id in streamer.take_changed() {
+//!         // rebuild the bind groups that sample `id` with streamer.texture_view(id)?
+//!         # let _ = id;
+//!     }
+//!     # let _ = stats;
+//! }
+//! println!("{}", streamer.report()); // per texture: wanted, resident, why below
+//! # Ok(())
+//! # }
+//! ```
 
 mod apply;
 mod options;
