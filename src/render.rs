@@ -104,6 +104,17 @@ pub struct SceneRenderer {
     pub last_rebinds: u32,
 }
 
+/// The part of a target a [`SceneRenderer::render_region`] call draws into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    /// Top-left pixel.
+    pub origin: UVec2,
+    /// Width and height in pixels (clipped to the target).
+    pub size: UVec2,
+    /// Clear the whole target to the sky first.
+    pub clear: bool,
+}
+
 /// The sky colour behind the scene.
 pub const SKY: wgpu::Color = wgpu::Color {
     r: 0.55,
@@ -289,7 +300,8 @@ impl SceneRenderer {
         self.last_rebinds = rebinds;
     }
 
-    /// Draws `boxes` from `view` into `target` (of `size` pixels).
+    /// Draws `boxes` from `view` into `target` (of `size` pixels), clearing it
+    /// to the sky first.
     #[allow(clippy::too_many_arguments)]
     pub fn render(
         &mut self,
@@ -301,6 +313,32 @@ impl SceneRenderer {
         boxes: &[DrawBox],
         streamer: &Streamer,
         mode: ViewMode,
+    ) {
+        let region = Region {
+            origin: UVec2::ZERO,
+            size,
+            clear: true,
+        };
+        self.render_region(
+            device, queue, target, size, view, boxes, streamer, mode, region,
+        );
+    }
+
+    /// Like [`render`](Self::render), drawing only inside `region` of the
+    /// target (the rest keeps its pixels unless `region.clear`): for split
+    /// views that show two streamers side by side.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_region(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &View,
+        boxes: &[DrawBox],
+        streamer: &Streamer,
+        mode: ViewMode,
+        region: Region,
     ) {
         use wgpu::util::DeviceExt;
         let globals = Globals {
@@ -359,7 +397,11 @@ impl SceneRenderer {
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(SKY),
+                        load: if region.clear {
+                            wgpu::LoadOp::Clear(SKY)
+                        } else {
+                            wgpu::LoadOp::Load
+                        },
                         store: wgpu::StoreOp::Store,
                     },
                 })],
@@ -375,6 +417,15 @@ impl SceneRenderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
+            let origin = region.origin.min(size);
+            let extent = region.size.min(size - origin);
+            // an empty region still clears, but draws nothing
+            let order = if extent.x == 0 || extent.y == 0 {
+                &order[..0]
+            } else {
+                pass.set_scissor_rect(origin.x, origin.y, extent.x, extent.y);
+                &order[..]
+            };
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &self.globals_bind, &[]);
             pass.set_vertex_buffer(0, self.vertices.slice(..));

@@ -54,6 +54,10 @@ pub struct PlannerOptions {
     /// coverage, on top of any missing detail: lower-bit formats degrade every
     /// pixel a little. Default: 0.15.
     pub compact_quality_loss: f32,
+    /// Offer the compact tier (lower-bit formats) at all. Default: true; off,
+    /// every texture stays in its full-quality format and the budget is met
+    /// by dropping mips alone.
+    pub compact_tier: bool,
 }
 
 impl Default for PlannerOptions {
@@ -65,6 +69,7 @@ impl Default for PlannerOptions {
             keep_bonus: 1.25,
             min_residency_frames: 30,
             compact_quality_loss: 0.15,
+            compact_tier: true,
         }
     }
 }
@@ -635,7 +640,7 @@ impl Planner {
             for level in (finest..t.tail_level).rev() {
                 // one level finer holds twice the texels per axis
                 ratios = (ratios.0 * 2.0, ratios.1 * 2.0);
-                if t.has_compact {
+                if t.has_compact && self.options.compact_tier {
                     push(
                         &mut self.chains,
                         &mut self.states,

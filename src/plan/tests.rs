@@ -198,6 +198,15 @@ fn the_compact_tier_is_used_under_pressure_only() {
     let tight = p.plan(&[camera(0.0)], budget, &[], 1).textures[0];
     assert_eq!((tight.target, tight.tier), (full.wanted, Tier::Compact));
     assert_eq!(tight.limit, Some(Limit::Budget));
+    // with the compact tier switched off, the same budget drops a mip instead
+    p.set_options(PlannerOptions {
+        compact_tier: false,
+        ..Default::default()
+    });
+    let no_compact = p.plan(&[camera(0.0)], budget, &[], 2).textures[0];
+    assert_eq!(no_compact.tier, Tier::Full);
+    assert!(no_compact.target > full.wanted, "{no_compact:?}");
+    assert!(t.bytes(no_compact.target, Tier::Full) <= budget);
 }
 
 #[test]

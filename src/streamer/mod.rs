@@ -67,7 +67,7 @@ use crate::gpu::memory::{self, DriverBudget};
 use crate::gpu::residency::{AllocError, Residency, Shape};
 use crate::gpu::GpuTexture;
 use crate::ids::Slots;
-use crate::plan::{PlanTexture, Planner, ResidentState, View};
+use crate::plan::{PlanTexture, Planner, PlannerOptions, ResidentState, View};
 use crate::transcode::{
     self, ChannelLayout, LevelImage, TargetChoice, TextureClass, Tier, TranscodeError,
     TranscodeOptions,
@@ -265,6 +265,13 @@ impl Streamer {
         self.options.budget = budget;
         self.headroom = 0;
         self.gpu.set_pool_capacity(self.pool_capacity());
+    }
+
+    /// Changes the planner's tunables (LOD bias, hysteresis, compact tier...)
+    /// from the next `update` on.
+    pub fn set_planner_options(&mut self, planner: PlannerOptions) {
+        self.planner.set_options(planner.clone());
+        self.options.planner = planner;
     }
 
     /// Changes the per-frame upload cap (bytes and levels).
