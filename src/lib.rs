@@ -53,6 +53,8 @@ pub mod scene;
 pub mod source;
 pub mod streamer;
 pub mod transcode;
+#[cfg(feature = "viewer")]
+pub mod viewer;
 pub mod worker;
 
 pub use container::{OpenError, TextureFile, TextureInfo};

@@ -263,3 +263,12 @@ pub fn basisu_tool() -> PathBuf {
     );
     p
 }
+
+/// The fraction of pixels that are pure black (a blank texture renders black).
+pub fn black_fraction(img: &RgbaImage) -> f64 {
+    let black = img
+        .pixels()
+        .filter(|p| p.0[0] == 0 && p.0[1] == 0 && p.0[2] == 0)
+        .count();
+    black as f64 / (img.width() as f64 * img.height() as f64).max(1.0)
+}

@@ -1,0 +1,129 @@
+//! The demo viewer: the built-in scene streamed under a GPU memory budget you
+//! drag, with live charts, a texture table and a mip heat-map.
+//!
+//! ```text
+//! cargo run --release --example viewer                 # a window
+//! cargo run --release --example viewer -- --headless --frames 120 --screenshot out.png
+//! ```
+//!
+//! Options:
+//!   --budget-mb MB       starting budget (default: a third of full residency)
+//!   --upload-cap-mb MB   upload bytes per frame (default 2)
+//!   --size WxH           window or image size (default 1600x900)
+//!   --path               play the scripted camera path (loops)
+//!   --at SECONDS         start where the camera path is at this time
+//!   --mode normal|heatmap|split
+//!   --headless           render offscreen (no display needed)
+//!   --frames N           stop after N frames (headless default 120; window: run until closed)
+//!   --screenshot FILE    write the last frame as PNG
+//!   --settle             before the screenshot, stream until converged
+//!   --no-ui              hide the panel
+//!
+//! `WGPU_BACKEND=vulkan` or `gl` chooses the adapter. Without a display the
+//! window cannot open; the error says to use `--headless` or `xvfb-run`.
+
+use glam::UVec2;
+use mipstream::viewer::{run_headless, run_window, Mode, ViewerOptions};
+
+const USAGE: &str = "usage: viewer [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
+[--at SECONDS] [--mode normal|heatmap|split] [--headless] [--frames N] [--screenshot FILE] \
+[--settle] [--no-ui]";
+
+fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
+    let mut o = ViewerOptions {
+        frames: 0,
+        ..Default::default()
+    };
+    let mut headless = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or(format!("{a} needs a value\n{USAGE}"))
+        };
+        let positive = |v: String, what: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or(format!("{a} {v}: expected {what}"))
+        };
+        match a.as_str() {
+            "--budget-mb" => o.budget_mb = Some(positive(value()?, "a positive number of MiB")?),
+            "--upload-cap-mb" => o.upload_cap_mb = positive(value()?, "a positive number of MiB")?,
+            "--size" => {
+                let v = value()?;
+                let (w, h) = v
+                    .split_once('x')
+                    .ok_or(format!("--size {v}: expected WxH"))?;
+                let dim = |s: &str| s.parse::<u32>().ok().filter(|d| (16..=8192).contains(d));
+                o.size = UVec2::new(
+                    dim(w).ok_or(format!("--size {v}: width 16 to 8192"))?,
+                    dim(h).ok_or(format!("--size {v}: height 16 to 8192"))?,
+                );
+            }
+            "--path" => o.path = true,
+            "--at" => {
+                let v = value()?;
+                o.path_start = Some(
+                    v.parse::<f32>()
+                        .ok()
+                        .filter(|t| t.is_finite() && *t >= 0.0)
+                        .ok_or(format!("--at {v}: expected seconds along the path"))?,
+                )
+            }
+            "--mode" => {
+                o.mode = match value()?.as_str() {
+                    "normal" => Mode::Normal,
+                    "heatmap" => Mode::Heatmap,
+                    "split" => Mode::Split,
+                    m => return Err(format!("--mode {m}: expected normal, heatmap or split")),
+                }
+            }
+            "--headless" => headless = true,
+            "--frames" => {
+                let v = value()?;
+                o.frames = v
+                    .parse()
+                    .map_err(|_| format!("--frames {v}: expected a frame count"))?
+            }
+            "--screenshot" => o.screenshot = Some(value()?.into()),
+            "--settle" => o.settle = true,
+            "--no-ui" => o.ui = false,
+            "-h" | "--help" => return Err(USAGE.into()),
+            _ => return Err(format!("unknown argument {a}\n{USAGE}")),
+        }
+    }
+    if headless && o.frames == 0 {
+        o.frames = 120;
+    }
+    Ok((o, headless))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (options, headless) = match parse(&args) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let result = if headless {
+        run_headless(&options)
+    } else {
+        run_window(&options)
+    };
+    match result {
+        Ok(summary) => {
+            println!("{summary}");
+            if let Some(p) = &options.screenshot {
+                println!("wrote {}", p.display());
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,888 @@
+//! The demo viewer's app (feature `viewer`): the built-in scene streamed under
+//! a budget you drag, with the panel, charts and texture table that show what
+//! the streamer does. `examples/viewer.rs` is its command line.
+//!
+//! One [`Viewer`] runs both ways, so what the tests check is what people see:
+//! [`run_window`] puts it in a winit window (egui input, surface, present),
+//! [`run_headless`] renders offscreen and writes a screenshot. Each frame
+//! ([`Viewer::frame`]) moves the camera, calls [`Streamer::update`] once,
+//! checks the streamer's invariants, draws the scene into an offscreen target
+//! and the egui panel over it.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), mipstream::viewer::ViewerError> {
+//! use mipstream::viewer::{run_headless, ViewerOptions};
+//! let summary = run_headless(&ViewerOptions {
+//!     frames: 120,
+//!     screenshot: Some("viewer.png".into()),
+//!     ..ViewerOptions::default()
+//! })?;
+//! println!("{summary}");
+//! # Ok(()) }
+//! ```
+
+mod blit;
+mod camera;
+mod ui;
+mod window;
+
+pub use camera::{FlyCamera, MoveKeys};
+/// The egui version the viewer's panel is built with (for [`Viewer::frame`]'s input).
+pub use egui;
+pub use window::run_window;
+
+use crate::gpu::memory::human_bytes;
+use crate::gpu::{self, GpuInitError, ReadbackError};
+use crate::plan::View;
+use crate::render::{DrawBox, Region, SceneRenderer, ViewMode};
+use crate::scene::{BuiltinScene, SceneError};
+use crate::streamer::{
+    Budget, InvariantViolation, ResidencyReport, StreamerError, StreamerOptions,
+};
+use crate::{Streamer, TextureId};
+use glam::{UVec2, Vec3};
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// Frames of history the charts keep (10 s at 60 fps).
+const HISTORY: usize = 600;
+
+/// What the viewer draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The scene as the budget allows.
+    #[default]
+    Normal,
+    /// Tinted by resident mip against wanted mip.
+    Heatmap,
+    /// Left: the budgeted picture; right: everything at full resolution,
+    /// from the same camera.
+    Split,
+}
+
+/// How the viewer starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewerOptions {
+    /// The budget in MiB. Default: a third of what the scene needs at full
+    /// resolution, where the trade-off shows.
+    pub budget_mb: Option<f64>,
+    /// Upload bytes per frame, MiB. Default: 2.
+    pub upload_cap_mb: f64,
+    /// Window or image size in pixels. Default: 1600x900.
+    pub size: UVec2,
+    /// Play the scene's scripted camera path (looping) instead of flying.
+    pub path: bool,
+    /// Seconds into the path to start at (with `path`), or to place the fly
+    /// camera where the path is at that time. Default: the fly camera at the
+    /// edge of the field, looking across it.
+    pub path_start: Option<f32>,
+    /// What to draw first.
+    pub mode: Mode,
+    /// Frames to run before stopping. Headless: required (default 120);
+    /// window: 0 runs until closed.
+    pub frames: u64,
+    /// Write the last frame here (PNG).
+    pub screenshot: Option<PathBuf>,
+    /// Before the screenshot, wait until streaming has converged.
+    pub settle: bool,
+    /// Draw the egui panel.
+    pub ui: bool,
+    /// Where the built-in scene's cooked textures are cached.
+    pub cache_dir: PathBuf,
+    /// The scene's render resolution as a fraction of its area on screen
+    /// (the streamer plans for that resolution). Default: 1, except in a
+    /// window on a software adapter (lavapipe, llvmpipe), where 0.5 keeps
+    /// the viewer interactive.
+    pub render_scale: Option<f32>,
+}
+
+impl Default for ViewerOptions {
+    fn default() -> Self {
+        Self {
+            budget_mb: None,
+            upload_cap_mb: 2.0,
+            size: UVec2::new(1600, 900),
+            path: false,
+            path_start: None,
+            mode: Mode::Normal,
+            frames: 120,
+            screenshot: None,
+            settle: false,
+            ui: true,
+            cache_dir: BuiltinScene::default_cache_dir(),
+            render_scale: None,
+        }
+    }
+}
+
+/// Why the viewer stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewerError {
+    /// No GPU adapter or device.
+    #[error(transparent)]
+    Gpu(#[from] GpuInitError),
+    /// The built-in scene could not be prepared.
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    /// Registering the scene with the streamer failed.
+    #[error(transparent)]
+    Streamer(#[from] StreamerError),
+    /// The streamer's bookkeeping broke (a mipstream bug).
+    #[error("frame {frame}: residency invariant broken: {violation}")]
+    Invariant {
+        /// The viewer's frame.
+        frame: u64,
+        /// What broke.
+        violation: InvariantViolation,
+    },
+    /// Reading the picture back failed.
+    #[error(transparent)]
+    Readback(#[from] ReadbackError),
+    /// Writing the screenshot failed.
+    #[error("screenshot {path}: {message}")]
+    Screenshot {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// No window could be opened (no display, or the windowing system refused).
+    #[error("cannot open a window: {0}. Without a display, run headless \
+             (`cargo run --release --example viewer -- --headless --screenshot out.png`) \
+             or under Xvfb (`apt-get install xvfb`, then `xvfb-run -a cargo run --release --example viewer`)")]
+    Window(String),
+    /// The window's surface could not be set up.
+    #[error("window surface: {0}")]
+    Surface(String),
+}
+
+/// What a run did, as the one-line summary the headless mode prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Frames rendered.
+    pub frames: u64,
+    /// The most bytes the streamer held in any frame.
+    pub peak_resident_bytes: u64,
+    /// The budget at the end.
+    pub budget_bytes: u64,
+    /// Frames whose held bytes exceeded the budget of that frame.
+    pub over_budget_frames: u64,
+    /// What the scene needs with everything at full resolution.
+    pub full_residency_bytes: u64,
+    /// Adapter and backend.
+    pub adapter: String,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "frames {}, peak resident {} of a {} budget (full residency {}), \
+             over-budget frames {}, adapter {}",
+            self.frames,
+            human_bytes(self.peak_resident_bytes),
+            human_bytes(self.budget_bytes),
+            human_bytes(self.full_residency_bytes),
+            self.over_budget_frames,
+            self.adapter
+        )
+    }
+}
+
+/// One frame of chart history.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sample {
+    /// Seconds since start.
+    pub(crate) t: f64,
+    pub(crate) color: u64,
+    pub(crate) normal_data: u64,
+    pub(crate) pool_staging: u64,
+    pub(crate) budget: u64,
+    pub(crate) upload_bytes: u64,
+    pub(crate) frame_ms: f32,
+    pub(crate) update_ms: f32,
+}
+
+/// Columns the texture table sorts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SortKey {
+    Name,
+    Size,
+    Format,
+    Mip,
+    Bytes,
+    Why,
+}
+
+/// The panel's settings; changes apply at the start of the next frame.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) budget_mb: f64,
+    pub(crate) upload_cap_mb: f64,
+    pub(crate) compact_tier: bool,
+    pub(crate) frozen: bool,
+    pub(crate) mode: Mode,
+    pub(crate) play_path: bool,
+    pub(crate) selected: Option<TextureId>,
+    pub(crate) sort: (SortKey, bool),
+}
+
+struct Target {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    size: UVec2,
+}
+
+/// The full-resolution streamer the split view compares against.
+struct Reference {
+    streamer: Streamer,
+    renderer: SceneRenderer,
+    boxes: Vec<DrawBox>,
+}
+
+/// The offscreen colour format: sRGB, so lighting is done in linear space.
+pub const TARGET_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+/// The viewer's state: scene, streamer, camera, panel and chart history.
+pub struct Viewer {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter: String,
+    scene: BuiltinScene,
+    boxes: Vec<DrawBox>,
+    streamer: Streamer,
+    renderer: SceneRenderer,
+    reference: Option<Reference>,
+    full_bytes: u64,
+    /// The fly camera (used when the path is not playing).
+    pub camera: FlyCamera,
+    /// Movement keys held.
+    pub keys: MoveKeys,
+    path_time: f32,
+    pub(crate) settings: Settings,
+    applied: Settings,
+    pub(crate) history: VecDeque<Sample>,
+    pub(crate) report: ResidencyReport,
+    clock: f64,
+    /// The whole frame: the scene composited into `scene_rect`, panel over it.
+    target: Target,
+    /// The scene at its render resolution.
+    scene_target: Target,
+    /// Where the scene goes in the frame: x, y, width, height in pixels (the
+    /// area the panels leave free, from the previous frame's layout).
+    scene_rect: [u32; 4],
+    pub(crate) render_scale: f32,
+    compose: blit::Blit,
+    egui: egui::Context,
+    egui_renderer: egui_wgpu::Renderer,
+    pixels_per_point: f32,
+    show_ui: bool,
+    frame: u64,
+    peak: u64,
+    over_budget: u64,
+    pub(crate) last_frame_ms: f32,
+}
+
+impl fmt::Debug for Viewer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Viewer")
+            .field("adapter", &self.adapter)
+            .field("frame", &self.frame)
+            .field("size", &self.target.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Viewer {
+    /// Prepares the built-in scene (cooking its textures on first use, with
+    /// `progress(done, total)`), registers it with a streamer on `device` and
+    /// sets up the panel.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        adapter: String,
+        options: &ViewerOptions,
+        progress: impl FnMut(usize, usize),
+    ) -> Result<Self, ViewerError> {
+        let scene = BuiltinScene::load_or_cook(&options.cache_dir, progress)?;
+        let (streamer, boxes, full_bytes) =
+            Self::new_streamer(device, queue, &scene, StreamerOptions::default())?;
+        let budget_mb = options
+            .budget_mb
+            .unwrap_or(full_bytes as f64 / 3.0 / MIB)
+            .max(0.05);
+        let settings = Settings {
+            budget_mb,
+            upload_cap_mb: options.upload_cap_mb.max(0.01),
+            compact_tier: true,
+            frozen: false,
+            mode: options.mode,
+            play_path: options.path,
+            selected: None,
+            sort: (SortKey::Bytes, false),
+        };
+        let camera = match options.path_start {
+            Some(t) => {
+                let p = scene.path.at(t);
+                FlyCamera::looking_at(p.eye, p.target)
+            }
+            None => {
+                FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
+            }
+        };
+        let path_time = options.path_start.unwrap_or(scene.path.fly_end);
+        let egui = egui::Context::default();
+        egui.set_visuals(egui::Visuals::dark());
+        let egui_renderer = egui_wgpu::Renderer::new(
+            device,
+            TARGET_FORMAT,
+            egui_wgpu::RendererOptions {
+                dithering: false,
+                ..Default::default()
+            },
+        );
+        let mut viewer = Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            adapter,
+            renderer: SceneRenderer::new(device, TARGET_FORMAT),
+            report: streamer.report(),
+            streamer,
+            boxes,
+            scene,
+            reference: None,
+            full_bytes,
+            camera,
+            keys: MoveKeys::default(),
+            path_time,
+            applied: settings.clone(),
+            settings,
+            history: VecDeque::with_capacity(HISTORY),
+            clock: 0.0,
+            target: Self::make_target(device, options.size),
+            scene_target: Self::make_target(device, options.size),
+            scene_rect: [0, 0, options.size.x, options.size.y],
+            render_scale: options.render_scale.unwrap_or(1.0).clamp(0.1, 1.0),
+            compose: blit::Blit::new(device, TARGET_FORMAT),
+            egui,
+            egui_renderer,
+            pixels_per_point: 1.0,
+            show_ui: options.ui,
+            frame: 0,
+            peak: 0,
+            over_budget: 0,
+            last_frame_ms: 0.0,
+        };
+        viewer.apply_settings(true);
+        Ok(viewer)
+    }
+
+    fn new_streamer(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        scene: &BuiltinScene,
+        options: StreamerOptions,
+    ) -> Result<(Streamer, Vec<DrawBox>, u64), ViewerError> {
+        let mut streamer = Streamer::with_options(device, queue, options);
+        let ids = scene.register(&mut streamer)?;
+        let full = BuiltinScene::full_residency_bytes(&streamer, &ids);
+        let boxes = scene
+            .objects
+            .iter()
+            .map(|o| DrawBox {
+                center: o.center,
+                size: o.size,
+                tile: o.tile,
+                texture: ids[o.texture],
+                highlight: false,
+            })
+            .collect();
+        Ok((streamer, boxes, full))
+    }
+
+    fn make_target(device: &wgpu::Device, size: UVec2) -> Target {
+        let size = size.max(UVec2::splat(16));
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("mipstream viewer frame"),
+            size: wgpu::Extent3d {
+                width: size.x,
+                height: size.y,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: TARGET_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        Target {
+            texture,
+            view,
+            size,
+        }
+    }
+
+    /// Resizes the offscreen frame (a window resize).
+    pub fn resize(&mut self, size: UVec2) {
+        if size.max(UVec2::splat(16)) != self.target.size {
+            self.target = Self::make_target(&self.device, size);
+            self.scene_rect = [0, 0, self.target.size.x, self.target.size.y];
+        }
+    }
+
+    /// The scene's render resolution: its area on screen times the render scale.
+    fn scene_size(&self) -> UVec2 {
+        let [_, _, w, h] = self.scene_rect;
+        (glam::Vec2::new(w as f32, h as f32) * self.render_scale)
+            .round()
+            .as_uvec2()
+            .max(UVec2::splat(16))
+    }
+
+    /// Where the scene is drawn in the frame: x, y, width, height in pixels.
+    pub fn scene_rect(&self) -> [u32; 4] {
+        self.scene_rect
+    }
+
+    /// Sets the scene's render resolution as a fraction of its screen area.
+    pub fn set_render_scale(&mut self, scale: f32) {
+        self.render_scale = scale.clamp(0.1, 1.0);
+    }
+
+    /// Sets the egui scale (a window's DPI factor).
+    pub fn set_pixels_per_point(&mut self, ppp: f32) {
+        self.pixels_per_point = ppp.max(0.25);
+    }
+
+    /// The egui context (for the window's input handling).
+    pub fn egui(&self) -> &egui::Context {
+        &self.egui
+    }
+
+    /// The rendered frame (scene plus panel), [`TARGET_FORMAT`].
+    pub fn frame_texture(&self) -> &wgpu::Texture {
+        &self.target.texture
+    }
+
+    /// The rendered frame's view.
+    pub fn frame_view(&self) -> &wgpu::TextureView {
+        &self.target.view
+    }
+
+    /// The streamer showing the budgeted picture.
+    pub fn streamer(&self) -> &Streamer {
+        &self.streamer
+    }
+
+    /// Sets the budget (MiB) as the slider does.
+    pub fn set_budget_mb(&mut self, mb: f64) {
+        self.settings.budget_mb = mb.max(0.05);
+    }
+
+    /// Sets what is drawn.
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.settings.mode = mode;
+    }
+
+    /// Shows or hides the panel.
+    pub fn set_ui(&mut self, on: bool) {
+        self.show_ui = on;
+    }
+
+    /// Whether the panel is shown.
+    pub fn ui_shown(&self) -> bool {
+        self.show_ui
+    }
+
+    /// Starts or stops the scripted camera path; stopping leaves the fly
+    /// camera where the path was.
+    pub fn toggle_path(&mut self) {
+        self.settings.play_path = !self.settings.play_path;
+    }
+
+    /// Bytes the scene needs with every texture at full resolution.
+    pub fn full_residency_bytes(&self) -> u64 {
+        self.full_bytes
+    }
+
+    /// Adapter and backend.
+    pub fn adapter(&self) -> &str {
+        &self.adapter
+    }
+
+    /// The run so far.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            frames: self.frame,
+            peak_resident_bytes: self.peak,
+            budget_bytes: self.streamer.budget_bytes(),
+            over_budget_frames: self.over_budget,
+            full_residency_bytes: self.full_bytes,
+            adapter: self.adapter.clone(),
+        }
+    }
+
+    fn apply_settings(&mut self, force: bool) {
+        let (s, a) = (&self.settings, &self.applied);
+        if force || s.budget_mb != a.budget_mb {
+            let bytes = (s.budget_mb * MIB) as u64;
+            self.streamer.set_budget(Budget::Bytes(bytes));
+        }
+        if force || s.upload_cap_mb != a.upload_cap_mb {
+            let levels = self.streamer.options().uploads_per_frame;
+            self.streamer
+                .set_upload_cap((s.upload_cap_mb * MIB) as u64, levels);
+        }
+        if force || s.compact_tier != a.compact_tier {
+            let mut planner = self.streamer.options().planner.clone();
+            planner.compact_tier = s.compact_tier;
+            self.streamer.set_planner_options(planner);
+        }
+        if s.play_path && !a.play_path {
+            // resume the path from the start of the walk, the interesting part
+            self.path_time = self.path_time.max(self.scene.path.fly_end);
+        }
+        if !s.play_path && a.play_path {
+            let p = self.scene.path.at(self.path_time);
+            self.camera = FlyCamera::looking_at(p.eye, p.target);
+        }
+        self.applied = self.settings.clone();
+    }
+
+    /// The camera's view for this frame, after moving it by `dt` seconds.
+    fn advance_camera(&mut self, dt: f32) -> View {
+        let size = self.scene_size();
+        if self.scene_target.size != size {
+            self.scene_target = Self::make_target(&self.device, size);
+        }
+        if self.settings.play_path {
+            let path = self.scene.path;
+            self.path_time = (self.path_time + dt) % path.duration;
+            path.view(self.path_time, size)
+        } else {
+            self.camera.advance(self.keys, dt);
+            self.camera.view(size)
+        }
+    }
+
+    /// One frame: applies the panel's settings, moves the camera by `dt`
+    /// seconds, updates the streamer (unless frozen) and checks its
+    /// invariants, renders the scene and, with the panel shown, runs egui on
+    /// `input` and draws it over the scene. Returns egui's platform output
+    /// (cursor, clipboard) for the window to apply.
+    pub fn frame(
+        &mut self,
+        dt: f32,
+        input: egui::RawInput,
+    ) -> Result<egui::PlatformOutput, ViewerError> {
+        let started = Instant::now();
+        self.apply_settings(false);
+        let view = self.advance_camera(dt);
+        let stats = (!self.settings.frozen).then(|| self.streamer.update(&[view]));
+        self.check()?;
+        let changed = self.streamer.take_changed();
+        self.renderer.sync(&self.device, &self.streamer, &changed);
+        if self.settings.mode == Mode::Split {
+            self.update_reference(&view)?;
+        }
+        self.report = self.streamer.report();
+        let held = self.report.totals.accounted();
+        self.peak = self.peak.max(held);
+        if held > self.report.budget {
+            self.over_budget += 1;
+        }
+        self.draw_scene(&view);
+        self.composite();
+        let output = if self.show_ui {
+            self.draw_ui(input)
+        } else {
+            self.scene_rect = [0, 0, self.target.size.x, self.target.size.y];
+            egui::PlatformOutput::default()
+        };
+        self.frame += 1;
+        self.clock += dt as f64;
+        let upload_bytes = stats.map_or(0, |s| s.upload_bytes);
+        let t = &self.report.totals;
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(Sample {
+            t: self.clock,
+            color: t.color,
+            normal_data: t.normal + t.data,
+            pool_staging: t.pool + t.staging,
+            budget: self.report.budget,
+            upload_bytes,
+            frame_ms: self.last_frame_ms,
+            update_ms: stats.map_or(0.0, |s| s.update_time.as_secs_f32() * 1e3),
+        });
+        self.last_frame_ms = started.elapsed().as_secs_f32() * 1e3;
+        Ok(output)
+    }
+
+    fn check(&self) -> Result<(), ViewerError> {
+        self.streamer
+            .check_invariants()
+            .map_err(|violation| ViewerError::Invariant {
+                frame: self.frame,
+                violation,
+            })
+    }
+
+    fn update_reference(&mut self, view: &View) -> Result<(), ViewerError> {
+        if self.reference.is_none() {
+            // everything fits: budget twice full residency, a large upload cap
+            let options = StreamerOptions {
+                budget: Budget::Bytes(self.full_bytes * 2 + (16 << 20)),
+                upload_bytes_per_frame: 64 << 20,
+                uploads_per_frame: 256,
+                ..Default::default()
+            };
+            let (mut streamer, boxes, _) =
+                Self::new_streamer(&self.device, &self.queue, &self.scene, options)?;
+            streamer.settle(&[*view], Duration::from_secs(10))?;
+            self.reference = Some(Reference {
+                streamer,
+                renderer: SceneRenderer::new(&self.device, TARGET_FORMAT),
+                boxes,
+            });
+        }
+        let r = self.reference.as_mut().expect("created above");
+        r.streamer.update(&[*view]);
+        let changed = r.streamer.take_changed();
+        r.renderer.sync(&self.device, &r.streamer, &changed);
+        Ok(())
+    }
+
+    fn draw_scene(&mut self, view: &View) {
+        let selected = self.settings.selected;
+        for b in &mut self.boxes {
+            b.highlight = Some(b.texture) == selected;
+        }
+        let size = self.scene_target.size;
+        let (mode, split) = match self.settings.mode {
+            Mode::Normal => (ViewMode::Normal, false),
+            Mode::Heatmap => (ViewMode::MipHeatmap, false),
+            Mode::Split => (ViewMode::Normal, true),
+        };
+        let half = UVec2::new(size.x / 2, size.y);
+        let left = Region {
+            origin: UVec2::ZERO,
+            size: if split { half } else { size },
+            clear: true,
+        };
+        self.renderer.render_region(
+            &self.device,
+            &self.queue,
+            &self.scene_target.view,
+            size,
+            view,
+            &self.boxes,
+            &self.streamer,
+            mode,
+            left,
+        );
+        if let (true, Some(r)) = (split, self.reference.as_mut()) {
+            let right = Region {
+                origin: UVec2::new(half.x, 0),
+                size: UVec2::new(size.x - half.x, size.y),
+                clear: false,
+            };
+            r.renderer.render_region(
+                &self.device,
+                &self.queue,
+                &self.scene_target.view,
+                size,
+                view,
+                &r.boxes,
+                &r.streamer,
+                ViewMode::Normal,
+                right,
+            );
+        }
+    }
+
+    /// Puts the scene into its place in the frame.
+    fn composite(&mut self) {
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("mipstream viewer composite"),
+            });
+        let [x, y, w, h] = self.scene_rect;
+        self.compose.draw(
+            &self.device,
+            &mut enc,
+            &self.scene_target.view,
+            &self.target.view,
+            Some([x as f32, y as f32, w as f32, h as f32]),
+        );
+        self.queue.submit([enc.finish()]);
+    }
+
+    fn draw_ui(&mut self, mut input: egui::RawInput) -> egui::PlatformOutput {
+        let size = self.target.size;
+        let ppp = self.pixels_per_point;
+        input.screen_rect = Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(size.x as f32 / ppp, size.y as f32 / ppp),
+        ));
+        let ctx = self.egui.clone();
+        ctx.set_pixels_per_point(ppp);
+        let mut free = egui::Rect::NOTHING;
+        let mut output = ctx.run_ui(input, |ui| free = ui::panel(ui, self));
+        // the scene goes where the panels leave room, from the next frame on
+        let px = |v: f32, max: u32| ((v * ppp).round().max(0.0) as u32).min(max);
+        let (x0, y0) = (px(free.min.x, size.x), px(free.min.y, size.y));
+        let (x1, y1) = (px(free.max.x, size.x), px(free.max.y, size.y));
+        self.scene_rect = if x1 > x0 + 16 && y1 > y0 + 16 {
+            [x0, y0, x1 - x0, y1 - y0]
+        } else {
+            [0, 0, size.x, size.y]
+        };
+        let mut textures = std::mem::take(&mut output.textures_delta);
+        let jobs = ctx.tessellate(std::mem::take(&mut output.shapes), output.pixels_per_point);
+        for (id, deltas) in textures.set.drain() {
+            for delta in &deltas {
+                self.egui_renderer
+                    .update_texture(&self.device, &self.queue, id, delta);
+            }
+        }
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [size.x, size.y],
+            pixels_per_point: output.pixels_per_point,
+        };
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("mipstream viewer panel"),
+            });
+        let extra =
+            self.egui_renderer
+                .update_buffers(&self.device, &self.queue, &mut enc, &jobs, &screen);
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("mipstream viewer panel"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &self.target.view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.egui_renderer
+                .render(&mut pass.forget_lifetime(), &jobs, &screen);
+        }
+        self.queue.submit(extra.into_iter().chain([enc.finish()]));
+        for id in textures.free.drain() {
+            self.egui_renderer.free_texture(&id);
+        }
+        output.platform_output
+    }
+
+    /// Streams until the budgeted picture has converged for the current
+    /// camera (or `timeout` passes), then renders a frame.
+    pub fn settle(&mut self, timeout: Duration) -> Result<(), ViewerError> {
+        self.apply_settings(false);
+        let size = self.scene_size();
+        let view = if self.settings.play_path {
+            self.scene.path.view(self.path_time, size)
+        } else {
+            self.camera.view(size)
+        };
+        self.streamer.settle(&[view], timeout)?;
+        self.check()?;
+        Ok(())
+    }
+
+    /// The rendered frame as RGBA8 pixels.
+    pub fn read_frame(&self) -> Result<image::RgbaImage, ViewerError> {
+        let px = gpu::read_rgba8(&self.device, &self.queue, &self.target.texture, 0, 0)?;
+        let size = self.target.size;
+        image::RgbaImage::from_raw(size.x, size.y, px).ok_or_else(|| ViewerError::Screenshot {
+            path: String::new(),
+            message: "readback returned the wrong number of pixels".into(),
+        })
+    }
+
+    /// Writes the rendered frame to a PNG.
+    pub fn screenshot(&self, path: &std::path::Path) -> Result<(), ViewerError> {
+        let img = self.read_frame()?;
+        let err = |message: String| ViewerError::Screenshot {
+            path: path.display().to_string(),
+            message,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        }
+        img.save(path).map_err(|e| err(e.to_string()))
+    }
+
+    /// Where the camera is (for tests and the status line).
+    pub fn eye(&self) -> Vec3 {
+        if self.settings.play_path {
+            self.scene.path.at(self.path_time).eye
+        } else {
+            self.camera.eye
+        }
+    }
+}
+
+/// Progress of the first-run cook on stderr (silent when the cache is warm).
+fn progress_printer() -> impl FnMut(usize, usize) {
+    let mut printing = false;
+    move |done, total| {
+        printing |= done < total;
+        if printing {
+            let end = if done == total { "\n" } else { "" };
+            eprint!(
+                "\rcooking the built-in scene's textures (first run only): {done}/{total}{end}"
+            );
+        }
+    }
+}
+
+/// Runs the viewer without a window: `options.frames` frames at 60 frames per
+/// second of camera time, then (with `settle`) streams until converged and
+/// renders once more, writes the screenshot if asked, and returns the summary.
+pub fn run_headless(options: &ViewerOptions) -> Result<Summary, ViewerError> {
+    let g = gpu::headless(None)?;
+    let mut viewer = Viewer::new(
+        &g.device,
+        &g.queue,
+        g.describe(),
+        options,
+        progress_printer(),
+    )?;
+    let frames = options.frames.max(1);
+    let dt = 1.0 / 60.0;
+    for _ in 0..frames {
+        viewer.frame(dt, egui::RawInput::default())?;
+        // pace like a 60 fps renderer would, so loads arrive between frames
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if options.settle {
+        viewer.settle(Duration::from_secs(30))?;
+        viewer.frame(0.0, egui::RawInput::default())?;
+    }
+    if let Some(path) = &options.screenshot {
+        viewer.screenshot(path)?;
+    }
+    Ok(viewer.summary())
+}

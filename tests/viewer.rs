@@ -1,0 +1,170 @@
+//! The demo viewer driven headless, through the same `Viewer` the window
+//! uses: its picture against the scene golden, the budget slider degrading
+//! and restoring detail, the split view's full-resolution half, and the panel
+//! leaving room for the scene.
+
+mod common;
+
+use glam::UVec2;
+use image::RgbaImage;
+use mipstream::viewer::egui::RawInput;
+use mipstream::viewer::{Mode, Viewer, ViewerOptions};
+use std::time::Duration;
+
+const SIZE: UVec2 = UVec2::new(192, 108);
+
+fn viewer(options: ViewerOptions) -> Viewer {
+    let g = common::gpu();
+    let options = ViewerOptions {
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        ..options
+    };
+    Viewer::new(&g.device, &g.queue, g.describe(), &options, |_, _| {}).unwrap()
+}
+
+fn frame(v: &mut Viewer) -> RgbaImage {
+    v.frame(1.0 / 60.0, RawInput::default()).unwrap();
+    v.read_frame().unwrap()
+}
+
+fn settle(v: &mut Viewer) -> RgbaImage {
+    v.settle(Duration::from_secs(120)).unwrap();
+    frame(v)
+}
+
+fn crop(img: &RgbaImage, x: u32, w: u32) -> RgbaImage {
+    image::imageops::crop_imm(img, x, 0, w, img.height()).to_image()
+}
+
+/// At the camera of the scene tests' golden, with room for everything, the
+/// viewer draws the same picture as the scene renderer alone.
+#[test]
+fn headless_viewer_matches_the_scene_golden() {
+    let mut v = viewer(ViewerOptions {
+        size: SIZE,
+        ui: false,
+        path_start: Some(9.0),
+        budget_mb: Some(64.0),
+        ..Default::default()
+    });
+    let img = settle(&mut v);
+    assert_eq!(v.scene_rect(), [0, 0, SIZE.x, SIZE.y]);
+    common::check_golden(
+        "builtin-walk-t9",
+        &img,
+        common::Tolerance {
+            min_psnr: 30.0,
+            max_flip: 0.05,
+        },
+    );
+    let s = v.summary();
+    assert_eq!(s.over_budget_frames, 0);
+    assert!(s.peak_resident_bytes > 0 && s.peak_resident_bytes <= s.budget_bytes);
+}
+
+/// Dragging the budget down blurs the picture within a few frames without
+/// going over; dragging it back up restores the full-budget picture.
+#[test]
+fn the_budget_slider_degrades_and_restores_detail() {
+    let mut v = viewer(ViewerOptions {
+        size: UVec2::new(480, 270),
+        ui: false,
+        budget_mb: Some(64.0),
+        ..Default::default()
+    });
+    let sharp = settle(&mut v);
+    let full = v.full_residency_bytes() as f64 / (1 << 20) as f64;
+    v.set_budget_mb(full * 0.04);
+    let mut frames_to_fit = None;
+    for f in 0..10 {
+        frame(&mut v);
+        let r = v.streamer().report();
+        if frames_to_fit.is_none() && r.totals.accounted() <= r.budget {
+            frames_to_fit = Some(f + 1);
+        }
+    }
+    let low = settle(&mut v);
+    let frames_to_fit = frames_to_fit.expect("the held bytes fit the lowered budget");
+    assert!(frames_to_fit <= 2, "took {frames_to_fit} frames to fit");
+    let low_psnr = common::psnr(&sharp, &low);
+    assert!(
+        low_psnr < 40.0,
+        "a budget of 4% must visibly blur ({low_psnr:.1} dB)"
+    );
+    assert!(
+        common::black_fraction(&low) < 0.01,
+        "a low budget blurs, it never blanks"
+    );
+    v.set_budget_mb(64.0);
+    let restored = settle(&mut v);
+    let back = common::psnr(&sharp, &restored);
+    assert!(back > 45.0, "restored picture {back:.1} dB from the first");
+    assert!(v.summary().over_budget_frames <= 1, "{}", v.summary());
+}
+
+/// The split view's right half is the full-resolution picture while the left
+/// half is budgeted.
+#[test]
+fn split_view_shows_full_resolution_beside_the_budgeted_picture() {
+    let size = UVec2::new(320, 180);
+    let reference = {
+        let mut v = viewer(ViewerOptions {
+            size,
+            ui: false,
+            path_start: Some(9.0),
+            budget_mb: Some(64.0),
+            ..Default::default()
+        });
+        settle(&mut v)
+    };
+    let mut v = viewer(ViewerOptions {
+        size,
+        ui: false,
+        path_start: Some(9.0),
+        budget_mb: Some(0.5),
+        mode: Mode::Split,
+        ..Default::default()
+    });
+    frame(&mut v); // creates and settles the reference streamer
+    let img = settle(&mut v);
+    let half = size.x / 2;
+    let right = common::psnr(&crop(&reference, half, half), &crop(&img, half, half));
+    let left = common::psnr(&crop(&reference, 0, half), &crop(&img, 0, half));
+    assert!(right > 45.0, "the full-resolution half: {right:.1} dB");
+    assert!(
+        left < right - 5.0,
+        "the budgeted half: {left:.1} dB vs {right:.1} dB"
+    );
+}
+
+/// With the panel on, the scene is drawn in the room the panels leave, the
+/// panels are drawn over the frame, and the heat-map mode runs.
+#[test]
+fn the_panel_leaves_room_for_the_scene() {
+    let size = UVec2::new(1280, 720);
+    let mut v = viewer(ViewerOptions {
+        size,
+        mode: Mode::Heatmap,
+        ..Default::default()
+    });
+    frame(&mut v);
+    let img = frame(&mut v);
+    let [x, y, w, h] = v.scene_rect();
+    assert!(
+        x >= 200 && w >= 200 && w < size.x - 400,
+        "{:?}",
+        v.scene_rect()
+    );
+    assert!(
+        y == 0 && h > size.y - 60 && h < size.y,
+        "{:?}",
+        v.scene_rect()
+    );
+    // the left panel is egui's dark panel with text; the scene is not dark
+    let dark = |p: &image::Rgba<u8>| p.0[..3].iter().all(|&c| c < 60);
+    let panel_dark = (0..x).filter(|&px| dark(img.get_pixel(px, 300))).count();
+    assert!(panel_dark as u32 > x * 3 / 4, "{panel_dark} of {x}");
+    let centre = img.get_pixel(x + w / 2, y + h / 2);
+    assert!(!dark(centre), "scene centre {centre:?}");
+    assert_eq!(v.summary().frames, 2);
+}
