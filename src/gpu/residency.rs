@@ -73,12 +73,21 @@ pub enum AllocError {
     },
 }
 
+#[derive(Debug)]
+struct Pooled {
+    shape: Shape,
+    texture: wgpu::Texture,
+    ready: bool,
+}
+
 /// Creates, recycles and fills resident textures; tracks their bytes.
 #[derive(Debug)]
 pub struct Residency {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    pool: Vec<(Shape, wgpu::Texture)>,
+    /// Released textures with their shape; `ready` once the submission that
+    /// may still read them (copies recorded before the release) is submitted.
+    pool: Vec<Pooled>,
     pool_bytes: u64,
     pool_capacity: u64,
     staging_in_flight: Arc<AtomicU64>,
@@ -148,8 +157,8 @@ impl Residency {
     /// Releases pooled textures until the pool holds at most `bytes`.
     pub fn trim_pool(&mut self, bytes: u64) {
         while self.pool_bytes > bytes {
-            let (shape, _texture) = self.pool.remove(0);
-            self.pool_bytes -= shape.bytes();
+            let dropped = self.pool.remove(0);
+            self.pool_bytes -= dropped.shape.bytes();
         }
     }
 
@@ -169,11 +178,15 @@ impl Residency {
                 bytes,
             });
         }
-        if let Some(i) = self.pool.iter().position(|(s, _)| *s == shape) {
-            let (_, texture) = self.pool.remove(i);
+        // Only textures released before the last submit: one released this
+        // frame may be the source of a copy recorded in the unsubmitted
+        // encoder, and `write_texture` into it would run before that copy
+        // and hand the new contents to the texture being built from it.
+        if let Some(i) = self.pool.iter().position(|p| p.ready && p.shape == shape) {
+            let p = self.pool.remove(i);
             self.pool_bytes -= bytes;
             self.live_textures += bytes;
-            return Ok(texture);
+            return Ok(p.texture);
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -217,7 +230,11 @@ impl Residency {
         self.live_textures = self.live_textures.saturating_sub(bytes);
         if bytes <= self.pool_capacity {
             self.trim_pool(self.pool_capacity - bytes);
-            self.pool.push((shape, texture));
+            self.pool.push(Pooled {
+                shape,
+                texture,
+                ready: false,
+            });
             self.pool_bytes += bytes;
         }
     }
@@ -323,6 +340,9 @@ impl Residency {
     /// finished it.
     pub fn submit(&mut self, encoder: wgpu::CommandEncoder) {
         self.queue.submit([encoder.finish()]);
+        for p in &mut self.pool {
+            p.ready = true;
+        }
         let size = std::mem::take(&mut self.unsubmitted_staging);
         if size > 0 {
             let counter = self.staging_in_flight.clone();
