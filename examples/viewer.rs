@@ -13,6 +13,8 @@
 //!   --path               play the scripted camera path (loops)
 //!   --at SECONDS         start where the camera path is at this time
 //!   --mode normal|heatmap|split
+//!   --render-scale F     scene resolution as a fraction of its screen area
+//!                        (default 1; 0.5 in a window on a software adapter)
 //!   --headless           render offscreen (no display needed)
 //!   --frames N           stop after N frames (headless default 120; window: run until closed)
 //!   --screenshot FILE    write the last frame as PNG
@@ -26,7 +28,7 @@ use glam::UVec2;
 use mipstream::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
 const USAGE: &str = "usage: viewer [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
-[--at SECONDS] [--mode normal|heatmap|split] [--headless] [--frames N] [--screenshot FILE] \
+[--at SECONDS] [--mode normal|heatmap|split] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
 [--settle] [--no-ui]";
 
 fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
@@ -79,6 +81,15 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
                     "split" => Mode::Split,
                     m => return Err(format!("--mode {m}: expected normal, heatmap or split")),
                 }
+            }
+            "--render-scale" => {
+                let v = value()?;
+                o.render_scale = Some(
+                    v.parse::<f32>()
+                        .ok()
+                        .filter(|s| (0.1..=1.0).contains(s))
+                        .ok_or(format!("--render-scale {v}: expected 0.1 to 1"))?,
+                )
             }
             "--headless" => headless = true,
             "--frames" => {

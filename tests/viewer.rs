@@ -95,9 +95,31 @@ fn the_budget_slider_degrades_and_restores_detail() {
         common::black_fraction(&low) < 0.01,
         "a low budget blurs, it never blanks"
     );
+    // raising it again streams detail back no faster than the upload cap
     v.set_budget_mb(64.0);
+    let cap = v.streamer().options().upload_bytes_per_frame;
+    let mut uploaded = 0;
+    for _ in 0..20 {
+        frame(&mut v);
+        let f = v.streamer().report().frame;
+        assert!(
+            f.upload_bytes <= cap,
+            "{} bytes in one frame, cap {cap}",
+            f.upload_bytes
+        );
+        uploaded += f.upload_bytes;
+    }
+    assert!(uploaded > 0, "raising the budget streams detail back in");
     let restored = settle(&mut v);
     let back = common::psnr(&sharp, &restored);
+    if back <= 45.0 {
+        let out = common::output_dir();
+        sharp.save(out.join("viewer-slider-sharp.png")).unwrap();
+        low.save(out.join("viewer-slider-low.png")).unwrap();
+        restored
+            .save(out.join("viewer-slider-restored.png"))
+            .unwrap();
+    }
     assert!(back > 45.0, "restored picture {back:.1} dB from the first");
     assert!(v.summary().over_budget_frames <= 1, "{}", v.summary());
 }
