@@ -7,6 +7,8 @@
 //! ```
 //!
 //! Options:
+//!   --scene DIR          a folder of KTX2 textures on the built-in boxes
+//!                        (e.g. ../shared/data/sponza-textures)
 //!   --budget-mb MB       starting budget (default: a third of full residency)
 //!   --upload-cap-mb MB   upload bytes per frame (default 2)
 //!   --size WxH           window or image size (default 1600x900)
@@ -27,7 +29,7 @@
 use glam::UVec2;
 use mipstream::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
-const USAGE: &str = "usage: viewer [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
+const USAGE: &str = "usage: viewer [--scene DIR] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
 [--at SECONDS] [--mode normal|heatmap|split] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
 [--settle] [--no-ui]";
 
@@ -64,6 +66,7 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
                     dim(h).ok_or(format!("--size {v}: height 16 to 8192"))?,
                 );
             }
+            "--scene" => o.scene = Some(value()?.into()),
             "--path" => o.path = true,
             "--at" => {
                 let v = value()?;

@@ -190,3 +190,123 @@ fn the_panel_leaves_room_for_the_scene() {
     assert!(!dark(centre), "scene centre {centre:?}");
     assert_eq!(v.summary().frames, 2);
 }
+
+fn magenta(img: &RgbaImage) -> usize {
+    img.pixels()
+        .filter(|p| {
+            let [r, g, b, _] = p.0.map(i32::from);
+            r > g + 60 && b > g + 60
+        })
+        .count()
+}
+
+/// Clicking a texture's row highlights the boxes that use it.
+#[test]
+fn selecting_a_texture_highlights_its_boxes() {
+    let mut v = viewer(ViewerOptions {
+        size: SIZE,
+        ui: false,
+        ..Default::default()
+    });
+    let before = frame(&mut v);
+    let ground = v
+        .streamer()
+        .report()
+        .textures
+        .iter()
+        .find(|t| t.label.contains("ground"))
+        .expect("the built-in scene has a ground texture")
+        .id;
+    v.select_texture(Some(ground));
+    let selected = frame(&mut v);
+    let n = (SIZE.x * SIZE.y) as usize;
+    assert!(
+        magenta(&before) < n / 100,
+        "{} magenta before",
+        magenta(&before)
+    );
+    assert!(
+        magenta(&selected) > n / 4,
+        "{} magenta with the ground selected",
+        magenta(&selected)
+    );
+    v.select_texture(None);
+    assert!(magenta(&frame(&mut v)) < n / 100);
+}
+
+/// An out-of-memory event shows in the status line with the PyTorch-style
+/// message, and the viewer keeps running within its budget.
+#[test]
+fn an_out_of_memory_event_shows_in_the_status_line() {
+    let mut v = viewer(ViewerOptions {
+        size: SIZE,
+        ui: false,
+        budget_mb: Some(0.5),
+        ..Default::default()
+    });
+    frame(&mut v);
+    assert!(
+        v.status_line().starts_with("holding"),
+        "{}",
+        v.status_line()
+    );
+    v.set_budget_mb(64.0);
+    v.streamer_mut().inject_out_of_memory(3);
+    for _ in 0..20 {
+        frame(&mut v);
+    }
+    let line = v.status_line();
+    assert!(line.starts_with("out of GPU memory"), "{line}");
+    assert!(line.contains("tried to allocate"), "{line}");
+    assert_eq!(v.summary().over_budget_frames, 0);
+}
+
+/// A folder of real KTX2 textures (Sponza's) on the built-in boxes.
+#[test]
+fn a_folder_of_ktx2_textures_is_a_scene() {
+    let dir = common::shared_data().join("sponza-textures");
+    let mut v = viewer(ViewerOptions {
+        size: UVec2::new(640, 360),
+        ui: false,
+        budget_mb: Some(0.5),
+        scene: Some(dir),
+        ..Default::default()
+    });
+    assert_eq!(v.streamer().texture_ids().len(), 51);
+    let img = settle(&mut v);
+    let s = v.summary();
+    assert_eq!(s.over_budget_frames, 0, "{s}");
+    assert!(s.peak_resident_bytes <= s.budget_bytes, "{s}");
+    // Sponza's textures have black in them; the budgeted picture has no more
+    // black than the full-resolution one (no texture is ever blank)
+    v.set_budget_mb(512.0);
+    let full = settle(&mut v);
+    let (budgeted, reference) = (common::black_fraction(&img), common::black_fraction(&full));
+    assert!(
+        budgeted <= reference + 0.01,
+        "black: {budgeted:.3} budgeted vs {reference:.3} at full resolution"
+    );
+    let psnr = common::psnr(&img, &full);
+    eprintln!("{s}; {psnr:.1} dB from full resolution");
+    assert!(
+        psnr > 15.0 && psnr < 60.0,
+        "{psnr:.1} dB: 0.5 MiB of 65 blurs, but shows the same picture"
+    );
+    // glTF is refused with a typed error that says what works
+    let g = common::gpu();
+    let err = Viewer::new(
+        &g.device,
+        &g.queue,
+        g.describe(),
+        &ViewerOptions {
+            scene: Some("scene.gltf".into()),
+            ..Default::default()
+        },
+        |_, _| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, mipstream::viewer::ViewerError::UnsupportedScene { .. }),
+        "{err}"
+    );
+}

@@ -15,7 +15,7 @@ mod textures;
 pub use path::{CameraPath, PathPoint, Segment};
 
 use crate::streamer::{ObjectDesc, StreamerError, TextureDesc};
-use crate::{Streamer, TextureFile, TextureId};
+use crate::{Streamer, TextureClass, TextureFile, TextureId};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 
@@ -51,6 +51,8 @@ impl SceneObject {
 pub struct BuiltinScene {
     /// Cooked texture files, in the order objects refer to them.
     pub textures: Vec<PathBuf>,
+    /// What each texture is for (colour for the generated ones).
+    pub classes: Vec<TextureClass>,
     /// The boxes (the first is the ground).
     pub objects: Vec<SceneObject>,
     /// The scripted camera path.
@@ -73,6 +75,21 @@ pub enum SceneError {
     /// Cooking a generated texture failed.
     #[error(transparent)]
     Cook(#[from] crate::cook::CookError),
+    /// A texture folder could not be listed.
+    #[error("texture folder {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A texture folder holds no `.ktx2` or `.basis` file.
+    #[error("{dir}: no .ktx2 or .basis textures in this folder")]
+    NoTextures {
+        /// The folder.
+        dir: String,
+    },
 }
 
 impl BuiltinScene {
@@ -135,8 +152,43 @@ impl BuiltinScene {
             Ok::<(), SceneError>(())
         })?;
         Ok(Self {
+            classes: vec![TextureClass::Color; paths.len()],
             textures: paths,
             objects: layout(specs.len()),
+            path: CameraPath::builtin(),
+        })
+    }
+
+    /// The built-in scene's boxes and camera path wearing the textures of a
+    /// folder (`.ktx2` / `.basis`, sorted by name; the first covers the
+    /// ground). Each texture's class is guessed from its name: `normal`,
+    /// `_nrm`, `_ddn` are normal maps; `bump`, `spec`, `mask`, `gloss`,
+    /// `rough`, `metal`, `height`, `_ao` are linear data; the rest colour.
+    pub fn from_texture_dir(dir: &Path) -> Result<Self, SceneError> {
+        let io = |source| SceneError::Folder {
+            path: dir.display().to_string(),
+            source,
+        };
+        let mut textures: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_file()
+                    && p.extension().is_some_and(|x| {
+                        x.eq_ignore_ascii_case("ktx2") || x.eq_ignore_ascii_case("basis")
+                    })
+            })
+            .collect();
+        textures.sort();
+        if textures.is_empty() {
+            return Err(SceneError::NoTextures {
+                dir: dir.display().to_string(),
+            });
+        }
+        Ok(Self {
+            classes: textures.iter().map(|p| guess_class(p)).collect(),
+            objects: layout(textures.len()),
+            textures,
             path: CameraPath::builtin(),
         })
     }
@@ -145,10 +197,11 @@ impl BuiltinScene {
     /// in scene order.
     pub fn register(&self, streamer: &mut Streamer) -> Result<Vec<TextureId>, StreamerError> {
         let mut ids = Vec::with_capacity(self.textures.len());
-        for p in &self.textures {
+        for (i, p) in self.textures.iter().enumerate() {
             let file = TextureFile::open_path(p)?;
             let label = p.file_stem().map(|s| s.to_string_lossy().into_owned());
-            let mut desc = TextureDesc::new(file);
+            let class = self.classes.get(i).copied().unwrap_or_default();
+            let mut desc = TextureDesc::new(file).with_class(class);
             desc.label = label;
             ids.push(streamer.register_texture(desc)?);
         }
@@ -186,6 +239,32 @@ fn cook_one(spec: &textures::Spec, path: &Path) -> Result<(), SceneError> {
     std::fs::rename(&tmp, path).map_err(io)
 }
 
+/// A texture's class from its file name (see [`BuiltinScene::from_texture_dir`]).
+pub fn guess_class(path: &Path) -> TextureClass {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let has = |keys: &[&str]| keys.iter().any(|k| name.contains(k));
+    if has(&["normal", "_nrm", "_ddn", "_norm"]) {
+        TextureClass::Normal
+    } else if has(&[
+        "bump",
+        "spec",
+        "mask",
+        "gloss",
+        "rough",
+        "metal",
+        "height",
+        "_ao",
+        "occlusion",
+    ]) {
+        TextureClass::Data
+    } else {
+        TextureClass::Color
+    }
+}
+
 /// A deterministic small hash for layout randomness.
 pub(crate) fn hash(mut x: u32) -> u32 {
     x ^= x >> 16;
@@ -220,7 +299,11 @@ fn layout(texture_count: usize) -> Vec<SceneObject> {
             objects.push(SceneObject {
                 center: Vec3::new(x, h * 0.5, z),
                 size: Vec3::new(w, h, d),
-                texture: 1 + (hash(i * 7 + 6) as usize % (texture_count - 1)),
+                texture: if texture_count > 1 {
+                    1 + (hash(i * 7 + 6) as usize % (texture_count - 1))
+                } else {
+                    0
+                },
                 tile: w.max(h).max(d),
             });
         }
@@ -242,5 +325,26 @@ mod tests {
         assert!(a
             .iter()
             .all(|o| o.center.x.abs() <= FIELD_HALF && o.center.z.abs() <= FIELD_HALF));
+        assert!(layout(1).iter().all(|o| o.texture == 0));
+    }
+
+    #[test]
+    fn texture_classes_are_guessed_from_names() {
+        let c = |n: &str| guess_class(Path::new(n));
+        assert_eq!(c("sponza_arch_diff.ktx2"), TextureClass::Color);
+        assert_eq!(c("sponza_arch_bump.ktx2"), TextureClass::Data);
+        assert_eq!(c("vase_plant_mask.ktx2"), TextureClass::Data);
+        assert_eq!(c("Helmet_Normal.ktx2"), TextureClass::Normal);
+    }
+
+    #[test]
+    fn a_folder_without_textures_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("mipstream-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = BuiltinScene::from_texture_dir(&dir).unwrap_err();
+        assert!(matches!(err, SceneError::NoTextures { .. }), "{err}");
+        let missing = BuiltinScene::from_texture_dir(&dir.join("nope")).unwrap_err();
+        assert!(matches!(missing, SceneError::Folder { .. }), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -93,6 +93,9 @@ pub struct ViewerOptions {
     pub ui: bool,
     /// Where the built-in scene's cooked textures are cached.
     pub cache_dir: PathBuf,
+    /// A folder of KTX2 / .basis textures to show on the built-in scene's
+    /// boxes instead of its generated ones. Default: none.
+    pub scene: Option<PathBuf>,
     /// The scene's render resolution as a fraction of its area on screen
     /// (the streamer plans for that resolution). Default: 1, except in a
     /// window on a software adapter (lavapipe, llvmpipe), where 0.5 keeps
@@ -115,6 +118,7 @@ impl Default for ViewerOptions {
             ui: true,
             cache_dir: BuiltinScene::default_cache_dir(),
             render_scale: None,
+            scene: None,
         }
     }
 }
@@ -156,6 +160,14 @@ pub enum ViewerError {
              (`cargo run --release --example viewer -- --headless --screenshot out.png`) \
              or under Xvfb (`apt-get install xvfb`, then `xvfb-run -a cargo run --release --example viewer`)")]
     Window(String),
+    /// `--scene` names something the viewer cannot show yet.
+    #[error("--scene {path}: {reason}")]
+    UnsupportedScene {
+        /// What was given.
+        path: String,
+        /// Why, and what works instead.
+        reason: &'static str,
+    },
     /// The window's surface could not be set up.
     #[error("window surface: {0}")]
     Surface(String),
@@ -309,7 +321,26 @@ impl Viewer {
         options: &ViewerOptions,
         progress: impl FnMut(usize, usize),
     ) -> Result<Self, ViewerError> {
-        let scene = BuiltinScene::load_or_cook(&options.cache_dir, progress)?;
+        let scene = match &options.scene {
+            None => BuiltinScene::load_or_cook(&options.cache_dir, progress)?,
+            Some(p) if p.is_dir() => BuiltinScene::from_texture_dir(p)?,
+            Some(p) => {
+                let gltf = p.extension().is_some_and(|x| {
+                    x.eq_ignore_ascii_case("gltf") || x.eq_ignore_ascii_case("glb")
+                });
+                return Err(ViewerError::UnsupportedScene {
+                    path: p.display().to_string(),
+                    reason: if gltf {
+                        "glTF scenes need mesh streaming, which mipstream does not have yet; \
+                         a folder of .ktx2 textures works (e.g. ../shared/data/sponza-textures)"
+                    } else if p.exists() {
+                        "expected a folder of .ktx2 / .basis textures"
+                    } else {
+                        "no such folder"
+                    },
+                });
+            }
+        };
         let (streamer, boxes, full_bytes) =
             Self::new_streamer(device, queue, &scene, StreamerOptions::default())?;
         let budget_mb = options
@@ -486,6 +517,23 @@ impl Viewer {
     /// Sets the budget (MiB) as the slider does.
     pub fn set_budget_mb(&mut self, mb: f64) {
         self.settings.budget_mb = mb.max(0.05);
+    }
+
+    /// Highlights the boxes that use `texture` (a click on its table row), or
+    /// none.
+    pub fn select_texture(&mut self, texture: Option<TextureId>) {
+        self.settings.selected = texture;
+    }
+
+    /// The status line's text (over budget, last out-of-memory event, or
+    /// what is held), as the panel shows it.
+    pub fn status_line(&self) -> String {
+        ui::status(&self.report).1
+    }
+
+    /// The budgeted streamer, mutably (for tests and fault injection).
+    pub fn streamer_mut(&mut self) -> &mut Streamer {
+        &mut self.streamer
     }
 
     /// Sets what is drawn.

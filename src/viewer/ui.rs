@@ -37,31 +37,57 @@ pub(super) fn panel(ui: &mut egui::Ui, v: &mut Viewer) -> egui::Rect {
     ui.available_rect_before_wrap()
 }
 
-fn status_line(ui: &mut egui::Ui, v: &Viewer) {
-    let r = &v.report;
+/// How loud the status line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Level {
+    Ok,
+    OverBudget,
+    OutOfMemory,
+}
+
+/// The status line's text: the last out-of-memory event (PyTorch-style
+/// message), else a warning when over budget, else what is held.
+pub(super) fn status(r: &crate::streamer::ResidencyReport) -> (Level, String) {
     let held = r.totals.accounted();
-    ui.horizontal(|ui| {
-        if let Some(oom) = r.oom_events.last() {
-            ui.label(RichText::new(oom.to_string()).color(Color32::from_rgb(255, 120, 100)));
-        } else if held > r.budget {
-            ui.label(
-                RichText::new(format!(
-                    "OVER BUDGET: holding {} of a {} budget",
-                    human_bytes(held),
-                    human_bytes(r.budget)
-                ))
-                .color(Color32::from_rgb(255, 90, 80))
-                .strong(),
-            );
-        } else {
-            ui.label(format!(
+    if let Some(oom) = r.oom_events.last() {
+        (Level::OutOfMemory, oom.to_string())
+    } else if held > r.budget {
+        (
+            Level::OverBudget,
+            format!(
+                "OVER BUDGET: holding {} of a {} budget",
+                human_bytes(held),
+                human_bytes(r.budget)
+            ),
+        )
+    } else {
+        (
+            Level::Ok,
+            format!(
                 "holding {} of {} ({:.0}%), {} loads in flight",
                 human_bytes(held),
                 human_bytes(r.budget),
                 held as f64 * 100.0 / r.budget.max(1) as f64,
                 r.loads_outstanding
-            ));
-        }
+            ),
+        )
+    }
+}
+
+fn status_line(ui: &mut egui::Ui, v: &Viewer) {
+    let (level, text) = status(&v.report);
+    ui.horizontal(|ui| {
+        match level {
+            Level::Ok => ui.label(text),
+            Level::OverBudget => ui.label(
+                RichText::new(text)
+                    .color(Color32::from_rgb(255, 90, 80))
+                    .strong(),
+            ),
+            Level::OutOfMemory => {
+                ui.label(RichText::new(text).color(Color32::from_rgb(255, 120, 100)))
+            }
+        };
         ui.separator();
         ui.weak("WASD/QE move, Shift faster, drag to look, P path, H hide panel");
     });
@@ -283,12 +309,20 @@ fn format_name(f: wgpu::TextureFormat) -> String {
     }
 }
 
+/// The resident format, marked when it is the compact tier.
 fn tier_name(t: &TextureReport) -> String {
-    let tier = match t.tier {
-        Tier::Full => "full",
-        Tier::Compact => "compact",
-    };
-    format!("{} {tier}", format_name(t.format))
+    match t.tier {
+        Tier::Full => format_name(t.format),
+        Tier::Compact => format!("{} (compact)", format_name(t.format)),
+    }
+}
+
+fn size_text((w, h): (u32, u32)) -> String {
+    if w == h {
+        format!("{w}²")
+    } else {
+        format!("{w}×{h}")
+    }
 }
 
 fn why(t: &TextureReport) -> String {
@@ -324,7 +358,7 @@ fn sort_textures(rows: &mut [TextureReport], key: SortKey, ascending: bool) {
 fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
     use egui_extras::{Column, TableBuilder};
     ui.heading("textures");
-    ui.weak("click a header to sort, a row to highlight the boxes that use it");
+    ui.weak("click a header to sort, a row to highlight its boxes (magenta)");
     let mut rows = v.report.textures.clone();
     let (key, ascending) = v.settings.sort;
     sort_textures(&mut rows, key, ascending);
@@ -334,7 +368,7 @@ fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
     TableBuilder::new(ui)
         .striped(true)
         .sense(egui::Sense::click())
-        .column(Column::auto().at_least(90.0).clip(true))
+        .column(Column::auto().at_least(80.0).at_most(170.0).clip(true))
         .column(Column::auto())
         .column(Column::auto())
         .column(Column::auto())
@@ -344,8 +378,8 @@ fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
             for (k, name) in [
                 (SortKey::Name, "name"),
                 (SortKey::Size, "size"),
-                (SortKey::Format, "format / tier"),
-                (SortKey::Mip, "wanted/resident mip"),
+                (SortKey::Format, "format"),
+                (SortKey::Mip, "mip want/has"),
                 (SortKey::Bytes, "bytes"),
                 (SortKey::Why, "why below"),
             ] {
@@ -369,7 +403,7 @@ fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
                         ui.label(&t.label);
                     });
                     row.col(|ui| {
-                        ui.label(format!("{}×{}", t.size.0, t.size.1));
+                        ui.label(size_text(t.size));
                     });
                     row.col(|ui| {
                         ui.label(tier_name(t));
