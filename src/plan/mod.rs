@@ -74,6 +74,28 @@ impl Default for PlannerOptions {
     }
 }
 
+/// How each texture's resident level is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// mipstream: the level and tier that remove the most visible error the
+    /// budget allows.
+    #[default]
+    Budget,
+    /// Every texture `bias` mips below its finest, whatever the cameras see (a
+    /// game's global texture-quality setting).
+    UniformBias {
+        /// Mips dropped from every texture.
+        bias: u32,
+    },
+    /// Each texture at the level its screen size asks for, never more than
+    /// `max_reduction` mips below its finest, with no budget fitting (Unity's
+    /// mipmap streaming without a memory budget).
+    DistanceOnly {
+        /// The most mips a texture may drop.
+        max_reduction: u32,
+    },
+}
+
 /// What the planner needs to know about a texture.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanTexture {
@@ -532,6 +554,30 @@ impl Planner {
     /// The last plan.
     pub fn last_plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Replaces the budget fit's choices in the last plan by a fixed
+    /// [`Policy`]'s (full tier, no budget): for comparing mipstream with the
+    /// strategies engines use. [`Policy::Budget`] leaves the plan as it is.
+    pub fn apply_policy(&mut self, policy: Policy) {
+        if policy == Policy::Budget {
+            return;
+        }
+        let mut bytes = 0;
+        for (slot, t) in self.textures.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let p = &mut self.plan.textures[slot];
+            let level = match policy {
+                Policy::Budget => unreachable!("returned above"),
+                Policy::UniformBias { bias } => bias,
+                Policy::DistanceOnly { max_reduction } => p.wanted.min(max_reduction),
+            };
+            p.target = level.max(t.finest_allowed).min(t.tail_level);
+            p.tier = Tier::Full;
+            p.limit = None;
+            bytes += t.bytes(&self.pool, p.target, Tier::Full);
+        }
+        self.plan.bytes = bytes;
     }
 
     fn densities(&mut self, views: &[View]) {

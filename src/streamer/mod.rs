@@ -56,6 +56,7 @@ mod options;
 mod report;
 
 pub use crate::ids::{ObjectId, TextureId};
+pub use crate::plan::Policy;
 pub use options::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
 pub use report::{
     BelowReason, FrameStats, InvariantViolation, OomEvent, ResidencyReport, ResidencyState,
@@ -217,6 +218,7 @@ pub struct Streamer {
     headroom_frame: u64,
     /// Whether compressed textures can be copied GPU-side on this device.
     gpu_copies: bool,
+    policy: Policy,
 }
 
 impl Streamer {
@@ -250,6 +252,7 @@ impl Streamer {
             headroom: 0,
             headroom_frame: 0,
             gpu_copies: memory::copies_compressed_textures(device),
+            policy: Policy::Budget,
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s
@@ -265,6 +268,19 @@ impl Streamer {
         self.options.budget = budget;
         self.headroom = 0;
         self.gpu.set_pool_capacity(self.pool_capacity());
+    }
+
+    /// Chooses levels by a fixed policy instead of the budget fit (for
+    /// benchmarks against the strategies engines use). The budget still
+    /// bounds what gets built: give a fixed policy a large budget to let it
+    /// use what it asks for.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+    }
+
+    /// The level policy in use.
+    pub fn policy(&self) -> Policy {
+        self.policy
     }
 
     /// Changes the planner's tunables (LOD bias, hysteresis, compact tier...)
@@ -638,6 +654,16 @@ impl Streamer {
         Ok(e.plan.bytes(0, Tier::Full))
     }
 
+    /// Bytes the texture takes with levels `first..` resident in its full
+    /// tier (`first` clamped to its always-resident tail).
+    pub fn bytes_from_level(&self, id: TextureId, first: u32) -> Result<u64, StreamerError> {
+        let e = self
+            .textures
+            .get(id)
+            .ok_or(StreamerError::StaleTexture(id))?;
+        Ok(e.plan.bytes(first.min(e.plan.tail_level), Tier::Full))
+    }
+
     /// How shaders should read the texture's channels.
     pub fn channel_layout(&self, id: TextureId) -> Result<ChannelLayout, StreamerError> {
         Ok(self
@@ -758,6 +784,7 @@ impl Streamer {
         let budget = self.planner_budget();
         self.planner
             .plan(&self.views, budget, &resident, self.frame);
+        self.planner.apply_policy(self.policy);
     }
 
     fn planner_slot_count(&self) -> usize {
