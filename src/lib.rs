@@ -38,6 +38,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod container;
 #[cfg(feature = "cook")]
 pub mod cook;

@@ -1,4 +1,5 @@
-//! `mipstream`: inspect, decode and cook streamable textures.
+//! `mipstream`: inspect, decode and cook streamable textures; benchmark
+//! streaming strategies.
 //!
 //! Every failure prints one line starting with `error:` on stderr and exits
 //! with status 1; success exits 0.
@@ -7,6 +8,9 @@ mod info;
 
 #[cfg(feature = "cook")]
 mod cook;
+
+#[cfg(feature = "bench")]
+mod bench;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -50,6 +54,14 @@ enum Command {
     /// Encode PNG/JPEG images to KTX2 (Basis Universal) with a full mip chain.
     #[cfg(feature = "cook")]
     Cook(cook::CookArgs),
+    /// Stream a scene along its camera path with mipstream and the strategies
+    /// engines use (full, uniform bias, distance only): memory, uploads,
+    /// update time and picture quality side by side.
+    #[cfg(feature = "bench")]
+    Bench(bench::BenchArgs),
+    /// Time the planner alone (no GPU) on a synthetic scene.
+    #[cfg(feature = "bench")]
+    BenchPlanner(bench::BenchPlannerArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +77,10 @@ fn main() -> ExitCode {
         } => decode(&file, level, layer, face, &output),
         #[cfg(feature = "cook")]
         Command::Cook(args) => cook::run(args),
+        #[cfg(feature = "bench")]
+        Command::Bench(args) => bench::run(args),
+        #[cfg(feature = "bench")]
+        Command::BenchPlanner(args) => bench::run_planner(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

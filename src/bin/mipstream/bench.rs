@@ -1,0 +1,202 @@
+//! `mipstream bench` and `mipstream bench-planner`.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mipstream::bench::{self, BenchOptions, BenchScene};
+use std::path::PathBuf;
+
+/// Arguments of `mipstream bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// `default` (the built-in scene), `sponza` (the 51 Sponza textures in
+    /// ../shared/data on the built-in boxes) or a folder of KTX2 textures.
+    #[arg(long, default_value = "default")]
+    scene: String,
+    /// A folder of KTX2 textures (same as giving it to --scene).
+    #[arg(long, conflicts_with = "scene")]
+    textures: Option<PathBuf>,
+    /// The budget as a fraction of full residency.
+    #[arg(long, default_value_t = 0.25, conflicts_with = "budget_mb")]
+    budget_fraction: f64,
+    /// The budget in MiB.
+    #[arg(long)]
+    budget_mb: Option<f64>,
+    /// Frames over the 20 s camera path, per strategy.
+    #[arg(long, default_value_t = 1200)]
+    frames: usize,
+    /// Render width.
+    #[arg(long, default_value_t = 640)]
+    width: u32,
+    /// Render height.
+    #[arg(long, default_value_t = 360)]
+    height: u32,
+    /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Compare pictures against full resolution every this many frames.
+    #[arg(long, default_value_t = 10)]
+    quality_every: usize,
+    /// Upload MiB per frame, for every strategy.
+    #[arg(long, default_value_t = 8.0)]
+    upload_cap_mb: f64,
+    /// distance_only's largest mip reduction.
+    #[arg(long, default_value_t = 2)]
+    max_reduction: u32,
+    /// Also run the quality-vs-budget curve at budget fractions 0.1 to 1.0.
+    #[arg(long)]
+    sweep: bool,
+    /// Frames per sweep run (default: a quarter of --frames).
+    #[arg(long)]
+    sweep_frames: Option<usize>,
+    /// Write the results here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write PNG charts and the side-by-side picture into this folder.
+    #[arg(long)]
+    plots: Option<PathBuf>,
+}
+
+fn shared_data() -> PathBuf {
+    std::env::var_os("MIPSTREAM_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("../shared/data"))
+}
+
+fn backends(name: &Option<String>) -> Result<Option<wgpu::Backends>, String> {
+    match name.as_deref() {
+        None => Ok(None),
+        Some("vulkan") => Ok(Some(wgpu::Backends::VULKAN)),
+        Some("gl") => Ok(Some(wgpu::Backends::GL)),
+        Some("metal") => Ok(Some(wgpu::Backends::METAL)),
+        Some("dx12") => Ok(Some(wgpu::Backends::DX12)),
+        Some(b) => Err(format!("--backend {b}: expected vulkan, gl, metal or dx12")),
+    }
+}
+
+fn scene(args: &BenchArgs) -> Result<BenchScene, String> {
+    if let Some(dir) = &args.textures {
+        return Ok(BenchScene::Textures(dir.clone()));
+    }
+    match args.scene.as_str() {
+        "default" => Ok(BenchScene::Builtin),
+        "sponza" => {
+            let dir = shared_data().join("sponza-textures");
+            if !dir.is_dir() {
+                return Err(format!(
+                    "--scene sponza: {} not found (set MIPSTREAM_SHARED_DATA to the shared data folder)",
+                    dir.display()
+                ));
+            }
+            Ok(BenchScene::Textures(dir))
+        }
+        path => {
+            let p = PathBuf::from(path);
+            if p.is_dir() {
+                Ok(BenchScene::Textures(p))
+            } else if path.ends_with(".gltf") || path.ends_with(".glb") {
+                Err(format!(
+                    "--scene {path}: glTF scenes need mesh streaming, which mipstream does not have yet; \
+                     use default, sponza or a folder of KTX2 textures"
+                ))
+            } else {
+                Err(format!(
+                    "--scene {path}: expected default, sponza or a folder of KTX2 textures"
+                ))
+            }
+        }
+    }
+}
+
+pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
+    let positive = |v: f64, what: &str| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{what} must be a positive number"))
+        }
+    };
+    if args.width < 16 || args.height < 16 || args.width > 8192 || args.height > 8192 {
+        return Err("--width and --height must be 16 to 8192".into());
+    }
+    let opts = BenchOptions {
+        scene: scene(&args)?,
+        budget_fraction: positive(args.budget_fraction, "--budget-fraction")?,
+        budget_bytes: match args.budget_mb {
+            Some(mb) => Some((positive(mb, "--budget-mb")? * (1u64 << 20) as f64) as u64),
+            None => None,
+        },
+        frames: args.frames,
+        size: glam::UVec2::new(args.width, args.height),
+        quality_every: args.quality_every,
+        upload_cap: (positive(args.upload_cap_mb, "--upload-cap-mb")? * (1u64 << 20) as f64) as u64,
+        max_reduction: args.max_reduction,
+        sweep: if args.sweep {
+            (1..=10).map(|i| i as f64 / 10.0).collect()
+        } else {
+            Vec::new()
+        },
+        sweep_frames: args.sweep_frames,
+        backends: backends(&args.backend)?,
+        ..Default::default()
+    };
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} frames, {eta} left")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    let result = bench::run(&opts, |p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        if bar.message() != p.stage {
+            bar.set_message(p.stage.to_string());
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    print!("{}", result.table());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&result.to_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(dir) = &args.plots {
+        for f in bench::write_plots(&result, dir).map_err(|e| e.to_string())? {
+            println!("wrote {}", f.display());
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `mipstream bench-planner`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchPlannerArgs {
+    /// Objects in the synthetic scene.
+    #[arg(long)]
+    objects: usize,
+    /// Textures they share.
+    #[arg(long)]
+    textures: usize,
+    /// Re-plans to time.
+    #[arg(long, default_value_t = 200)]
+    frames: usize,
+    /// Write the results here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+pub(crate) fn run_planner(args: BenchPlannerArgs) -> Result<(), String> {
+    if args.objects == 0 || args.textures == 0 || args.frames == 0 {
+        return Err("--objects, --textures and --frames must be at least 1".into());
+    }
+    let r = bench::planner::bench_planner(args.objects, args.textures, args.frames);
+    println!(
+        "{} objects, {} textures: re-plan p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} frames",
+        r.objects, r.textures, r.update_ms_p50, r.update_ms_p99, r.update_ms_max, r.frames
+    );
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r.to_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
