@@ -54,6 +54,13 @@ pub struct PlannerOptions {
     /// coverage, on top of any missing detail: lower-bit formats degrade every
     /// pixel a little. Default: 0.15.
     pub compact_quality_loss: f32,
+    /// Spend budget the fit leaves unused on a uniform floor: every texture
+    /// is held at least at the finest level `L` whose extra bytes still fit
+    /// (coarser where the fit already chose finer). Those levels load after
+    /// everything the views need and are the first given up when the views
+    /// need room, so a camera that turns or cuts finds detail already there.
+    /// Default: true.
+    pub spare_floor: bool,
     /// Offer the compact tier (lower-bit formats) at all. Default: true; off,
     /// every texture stays in its full-quality format and the budget is met
     /// by dropping mips alone.
@@ -69,6 +76,7 @@ impl Default for PlannerOptions {
             keep_bonus: 1.25,
             min_residency_frames: 30,
             compact_quality_loss: 0.15,
+            spare_floor: true,
             compact_tier: true,
         }
     }
@@ -211,6 +219,9 @@ pub struct TexturePlan {
     /// Error removed per byte by moving from the resident to the target state:
     /// the order loads should run in.
     pub priority: f32,
+    /// The target is finer than the fit chose because of the spare-budget
+    /// floor: loading it is prefetching, given up first.
+    pub prefetch: bool,
 }
 
 impl Default for TexturePlan {
@@ -223,6 +234,7 @@ impl Default for TexturePlan {
             tier: Tier::Full,
             limit: None,
             priority: 0.0,
+            prefetch: false,
         }
     }
 }
@@ -357,6 +369,10 @@ pub struct Planner {
     choice: Vec<u32>,
     fitter: Fitter,
     plan: Plan,
+    /// The spare-budget floor of the last plan (see [`PlannerOptions::spare_floor`]).
+    floor: Option<u32>,
+    /// The budget the floor may fill, when larger than the fit's.
+    floor_budget: Option<u64>,
 }
 
 impl Planner {
@@ -548,7 +564,113 @@ impl Planner {
             &mut self.choice,
         );
         self.write_plan(resident, budget, used);
+        if self.options.spare_floor {
+            self.raise_floor(self.floor_budget.unwrap_or(budget).max(budget), resident);
+        }
         &self.plan
+    }
+
+    /// Lets the spare-budget floor fill up to `bytes` (at least the fit's
+    /// budget): room the fit keeps for transient copies and staging can hold
+    /// prefetched levels, which are dropped first when that room is needed.
+    pub fn set_floor_budget(&mut self, bytes: Option<u64>) {
+        self.floor_budget = bytes;
+    }
+
+    /// The spare-budget floor level of the last plan, if one was applied.
+    pub fn floor(&self) -> Option<u32> {
+        self.floor
+    }
+
+    /// Extra bytes of holding every texture at least at level `floor`.
+    fn floor_cost(&self, floor: u32) -> u64 {
+        let pool = &self.pool;
+        self.textures
+            .iter()
+            .zip(&self.plan.textures)
+            .filter_map(|(t, p)| {
+                let t = t.as_ref()?;
+                let level = p.target.min(floor.max(t.finest_allowed));
+                Some(t.bytes(pool, level, p.tier) - t.bytes(pool, p.target, p.tier))
+            })
+            .sum()
+    }
+
+    /// Raises textures to the finest uniform floor the unused budget pays
+    /// for (see [`PlannerOptions::spare_floor`]). The floor moves finer only
+    /// when it fits with 10% to spare, so it does not flicker as the views'
+    /// needs change a little.
+    fn raise_floor(&mut self, budget: u64, resident: &[ResidentState]) {
+        let spare = budget.saturating_sub(self.plan.bytes);
+        let coarsest = self
+            .textures
+            .iter()
+            .flatten()
+            .map(|t| t.tail_level)
+            .max()
+            .unwrap_or(0);
+        // the cost only falls as the floor gets coarser: find the finest that fits
+        let fits = |l: u32, margin: f64| (self.floor_cost(l) as f64) <= spare as f64 * margin;
+        let kept = self.floor.filter(|&l| l <= coarsest && fits(l, 1.0));
+        let finest = (0..coarsest).find(|&l| fits(l, 0.9));
+        let floor = match (kept, finest) {
+            (Some(k), Some(f)) => Some(k.min(f)),
+            (k, f) => k.or(f),
+        };
+        self.floor = floor;
+        let floor = floor.unwrap_or(coarsest);
+        let mut extra = 0;
+        for (t, p) in self.textures.iter().zip(self.plan.textures.iter_mut()) {
+            let Some(t) = t.as_ref() else { continue };
+            let level = p.target.min(floor.max(t.finest_allowed));
+            if level < p.target {
+                extra += t.bytes(&self.pool, level, p.tier) - t.bytes(&self.pool, p.target, p.tier);
+                p.target = level;
+                p.prefetch = true;
+                // after everything a view needs (a texture still growing
+                // towards what the views want keeps that priority)
+                if p.priority <= 0.0 {
+                    p.priority = 1e-25;
+                }
+            }
+        }
+        self.plan.bytes += extra;
+        // What is left buys one more level for the textures nearest to
+        // needing it (smallest lod), those already holding it first, so the
+        // choice is stable from frame to frame.
+        let mut left = budget.saturating_sub(self.plan.bytes);
+        let mut steps: Vec<(bool, f32, usize, u64)> = self
+            .textures
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, t)| {
+                let t = t.as_ref()?;
+                let p = &self.plan.textures[slot];
+                if p.target <= t.finest_allowed {
+                    return None;
+                }
+                let to = p.target - 1;
+                let cost = t.bytes(&self.pool, to, p.tier) - t.bytes(&self.pool, p.target, p.tier);
+                let held = resident
+                    .get(slot)
+                    .is_some_and(|r| r.level <= to && r.tier == p.tier);
+                Some((held, p.lod, slot, cost))
+            })
+            .collect();
+        steps.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
+        for (_, _, slot, cost) in steps {
+            if cost > left {
+                continue;
+            }
+            left -= cost;
+            self.plan.bytes += cost;
+            let p = &mut self.plan.textures[slot];
+            p.target -= 1;
+            p.prefetch = true;
+            if p.priority <= 0.0 {
+                p.priority = 1e-25;
+            }
+        }
     }
 
     /// The last plan.
@@ -773,6 +895,7 @@ impl Planner {
                 tier: chosen.tier,
                 limit,
                 priority,
+                prefetch: false,
             };
         }
     }

@@ -145,7 +145,11 @@ fn jitter_around_a_mip_boundary_does_not_flip_the_wanted_level() {
 
 #[test]
 fn recent_residency_is_not_given_up_but_a_smaller_budget_wins() {
-    let mut p = Planner::default();
+    // the fit alone: with an unlimited budget the spare floor would hold everything
+    let mut p = Planner::new(PlannerOptions {
+        spare_floor: false,
+        ..Default::default()
+    });
     let t = texture(1024, false);
     p.set_texture(0, t.clone());
     p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]);
@@ -207,6 +211,42 @@ fn the_compact_tier_is_used_under_pressure_only() {
     assert_eq!(no_compact.tier, Tier::Full);
     assert!(no_compact.target > full.wanted, "{no_compact:?}");
     assert!(t.bytes(no_compact.target, Tier::Full) <= budget);
+}
+
+#[test]
+fn spare_budget_raises_a_floor_and_prefetches_the_textures_nearest_to_needing_more() {
+    let t = texture(1024, false);
+    let planner = |spare_floor| {
+        let mut p = Planner::new(PlannerOptions {
+            spare_floor,
+            ..Default::default()
+        });
+        for slot in 0..3 {
+            p.set_texture(slot, t.clone());
+        }
+        // texture 0 is seen close up, 1 further away, 2 by nothing
+        p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]);
+        p.set_object(1, Vec3::new(0.0, 0.0, -60.0), Vec3::splat(1.0), &[(1, 2.0)]);
+        p
+    };
+    let fit_only = planner(false).plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
+    let mut p = planner(true);
+    assert_eq!(fit_only.textures[2].target, t.tail_level, "unseen: tail only");
+    // room for what the views want plus a little: the unseen texture and the
+    // distant one get finer levels, as prefetch
+    let wanted: u64 = (0..3)
+        .map(|i| t.bytes(fit_only.textures[i].target, Tier::Full))
+        .sum();
+    let budget = wanted + t.bytes(2, Tier::Full);
+    let plan = p.plan(&[camera(0.0)], budget, &[], 1).clone();
+    assert!(plan.bytes <= budget);
+    assert_eq!(plan.textures[0].target, fit_only.textures[0].target);
+    assert!(!plan.textures[0].prefetch);
+    assert!(plan.textures[2].target < t.tail_level && plan.textures[2].prefetch);
+    assert!(plan.textures[2].priority < 1e-20, "prefetch loads come last");
+    // no room beyond what the views want: no prefetch
+    let tight = p.plan(&[camera(0.0)], wanted, &[], 2).clone();
+    assert!(tight.textures.iter().all(|t| !t.prefetch), "{tight:?}");
 }
 
 #[test]
@@ -493,7 +533,19 @@ proptest! {
         }
         let full: u64 = texs.iter().map(|t| t.bytes(0, Tier::Full)).sum();
         let budget = (full as f64 * budget_frac) as u64;
+        // with the spare floor (the default): within budget and bounds, and
+        // never coarser than the fit alone
+        let floored = p.plan(&[camera(cam_z)], budget, &[], 0).clone();
+        prop_assert_eq!(total(&floored, &texs), floored.bytes);
+        prop_assert!(floored.bytes <= budget.max(floored.tail_bytes));
+        p.set_options(PlannerOptions { spare_floor: false, ..Default::default() });
         let plan = p.plan(&[camera(cam_z)], budget, &[], 0).clone();
+        for (i, t) in texs.iter().enumerate() {
+            let (f, tp) = (floored.textures[i], plan.textures[i]);
+            prop_assert!(f.target <= t.tail_level && f.tier == tp.tier);
+            prop_assert!(f.target <= tp.target, "the floor never coarsens");
+            prop_assert_eq!(f.prefetch, f.target < tp.target);
+        }
         let used = total(&plan, &texs);
         prop_assert_eq!(used, plan.bytes);
         prop_assert!(used <= budget.max(plan.tail_bytes));

@@ -284,7 +284,11 @@ impl Streamer {
         }
         if self.gpu.accounted_bytes() + shape.bytes() + upload_bytes > budget {
             let old = e.shape(e.resident.first_level, e.tier).bytes();
-            self.need_headroom(old + upload_bytes);
+            // a prefetch that does not fit waits; only what the views need
+            // makes later plans leave room
+            if !self.planner.last_plan().textures[id.index()].prefetch {
+                self.need_headroom(old + upload_bytes);
+            }
             let e = self.textures.get_mut(id).expect("live id");
             e.held_back = Some(BelowReason::Budget);
             put_back(e, levels);
