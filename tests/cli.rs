@@ -331,3 +331,48 @@ fn cook_refuses_bad_input_cleanly() {
         "clap rejects an out-of-range quality with usage status 2"
     );
 }
+
+#[test]
+fn bench_planner_writes_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("planner.json");
+    let o = mipstream(&[
+        "bench-planner",
+        "--objects",
+        "2000",
+        "--textures",
+        "100",
+        "--frames",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["objects"], 2000);
+    assert_eq!(v["textures"], 100);
+    for key in ["update_ms_p50", "update_ms_p99", "update_ms_max"] {
+        assert!(v[key].as_f64().unwrap() > 0.0, "{key}");
+    }
+}
+
+#[test]
+fn bench_refuses_bad_input_cleanly() {
+    let msg = assert_clean_failure(
+        &mipstream(&["bench", "--scene", "helmet.gltf"]),
+        "glTF scene",
+    );
+    assert!(msg.contains("mesh streaming"), "{msg}");
+    let msg = assert_clean_failure(
+        &mipstream(&["bench", "--budget-fraction", "-1"]),
+        "negative budget",
+    );
+    assert!(msg.contains("--budget-fraction"), "{msg}");
+    let msg = assert_clean_failure(&mipstream(&["bench", "--backend", "glide"]), "backend");
+    assert!(msg.contains("--backend"), "{msg}");
+    let msg = assert_clean_failure(
+        &mipstream(&["bench-planner", "--objects", "0", "--textures", "1"]),
+        "no objects",
+    );
+    assert!(msg.contains("--objects"), "{msg}");
+}

@@ -240,8 +240,16 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
                     .legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
                     });
+                // filled: within the budget; hollow: went over it
+                let over: Vec<bool> = result
+                    .sweep
+                    .iter()
+                    .filter_map(|p| p.results.get(k).map(|r| r.3 > 0))
+                    .collect();
                 chart
-                    .draw_series(points.iter().map(|&pt| Circle::new(pt, 4, c.filled())))
+                    .draw_series(points.iter().zip(&over).map(|(&pt, &o)| {
+                        Circle::new(pt, 5, if o { c.stroke_width(2) } else { c.filled() })
+                    }))
                     .map_err(plot_err)?;
             }
             chart
