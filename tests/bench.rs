@@ -35,7 +35,10 @@ fn a_tiny_benchmark_compares_every_strategy() {
     );
     assert_eq!(r.budget_bytes, r.full_residency_bytes / 4);
     assert!(full.peak_resident_bytes >= r.full_residency_bytes);
-    assert_eq!(ms.frames_over_budget, 0, "mipstream never exceeds its budget");
+    assert_eq!(
+        ms.frames_over_budget, 0,
+        "mipstream never exceeds its budget"
+    );
     assert_eq!(uniform.frames_over_budget, 0, "the bias is chosen to fit");
     assert!(ms.peak_resident_bytes <= r.budget_bytes);
     // compared frames have a quality figure, and a degraded picture is worse than full
@@ -44,7 +47,10 @@ fn a_tiny_benchmark_compares_every_strategy() {
         assert!(s.psnr_db_min <= s.psnr_db_mean && s.psnr_db_mean <= 100.0);
         assert!((0.0..1.0).contains(&s.flip_mean));
     }
-    assert!(uniform.psnr_db_mean < 100.0, "a global bias of 1+ mips loses detail");
+    assert!(
+        uniform.psnr_db_mean < 100.0,
+        "a global bias of 1+ mips loses detail"
+    );
     assert!(ms.max_upload_bytes_in_a_frame <= opts.upload_cap);
     assert_eq!(r.sweep.len(), 2);
 
@@ -89,7 +95,12 @@ fn a_tiny_benchmark_compares_every_strategy() {
         .collect();
     assert_eq!(
         names,
-        ["resident.png", "psnr.png", "quality_vs_budget.png", "side_by_side.png"]
+        [
+            "resident.png",
+            "psnr.png",
+            "quality_vs_budget.png",
+            "side_by_side.png"
+        ]
     );
     let side = image::open(dir.join("side_by_side.png")).unwrap();
     assert_eq!(side.width(), 160 * 4);

@@ -364,7 +364,7 @@ fn bench_refuses_bad_input_cleanly() {
     );
     assert!(msg.contains("mesh streaming"), "{msg}");
     let msg = assert_clean_failure(
-        &mipstream(&["bench", "--budget-fraction", "-1"]),
+        &mipstream(&["bench", "--budget-fraction=-1"]),
         "negative budget",
     );
     assert!(msg.contains("--budget-fraction"), "{msg}");

@@ -229,9 +229,14 @@ fn spare_budget_raises_a_floor_and_prefetches_the_textures_nearest_to_needing_mo
         p.set_object(1, Vec3::new(0.0, 0.0, -60.0), Vec3::splat(1.0), &[(1, 2.0)]);
         p
     };
-    let fit_only = planner(false).plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
+    let fit_only = planner(false)
+        .plan(&[camera(0.0)], u64::MAX, &[], 0)
+        .clone();
     let mut p = planner(true);
-    assert_eq!(fit_only.textures[2].target, t.tail_level, "unseen: tail only");
+    assert_eq!(
+        fit_only.textures[2].target, t.tail_level,
+        "unseen: tail only"
+    );
     // room for what the views want plus a little: the unseen texture and the
     // distant one get finer levels, as prefetch
     let wanted: u64 = (0..3)
@@ -243,7 +248,10 @@ fn spare_budget_raises_a_floor_and_prefetches_the_textures_nearest_to_needing_mo
     assert_eq!(plan.textures[0].target, fit_only.textures[0].target);
     assert!(!plan.textures[0].prefetch);
     assert!(plan.textures[2].target < t.tail_level && plan.textures[2].prefetch);
-    assert!(plan.textures[2].priority < 1e-20, "prefetch loads come last");
+    assert!(
+        plan.textures[2].priority < 1e-20,
+        "prefetch loads come last"
+    );
     // no room beyond what the views want: no prefetch
     let tight = p.plan(&[camera(0.0)], wanted, &[], 2).clone();
     assert!(tight.textures.iter().all(|t| !t.prefetch), "{tight:?}");
