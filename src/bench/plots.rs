@@ -212,7 +212,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
             let xmax = result.sweep.iter().map(|p| p.fraction).fold(1.0, f64::max);
             let mut chart = ChartBuilder::on(&root)
                 .caption(
-                    format!("Mean PSNR against budget: {title}"),
+                    format!("PSNR against budget (hollow: over budget): {title}"),
                     ("sans-serif", 18),
                 )
                 .margin(12)
@@ -223,7 +223,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
             chart
                 .configure_mesh()
                 .x_desc("budget, fraction of full residency")
-                .y_desc("mean PSNR, dB")
+                .y_desc("PSNR of the mean error, dB (capped at 70)")
                 .draw()
                 .map_err(plot_err)?;
             for (k, strategy) in Strategy::ALL[1..].iter().enumerate() {
