@@ -18,7 +18,8 @@ use winit::window::{Window, WindowId};
 /// asked). Fails with [`ViewerError::Window`], which says how to run headless,
 /// when there is no display.
 pub fn run_window(options: &ViewerOptions) -> Result<Summary, ViewerError> {
-    let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(e.to_string()))?;
+    let event_loop = EventLoop::new()
+        .map_err(|e| ViewerError::Window(e.to_string().trim_end_matches('.').to_string()))?;
     let mut app = App {
         options: options.clone(),
         state: None,
