@@ -56,7 +56,8 @@ pub struct PlannerOptions {
     pub compact_quality_loss: f32,
     /// Spend budget the fit leaves unused on a uniform floor: every texture
     /// is held at least at the finest level `L` whose extra bytes still fit
-    /// (coarser where the fit already chose finer). Those levels load after
+    /// (coarser where the fit already chose finer), then one level more for
+    /// the textures nearest to needing it. Those levels load after
     /// everything the views need and are the first given up when the views
     /// need room, so a camera that turns or cuts finds detail already there.
     /// Default: true.
@@ -371,8 +372,6 @@ pub struct Planner {
     plan: Plan,
     /// The spare-budget floor of the last plan (see [`PlannerOptions::spare_floor`]).
     floor: Option<u32>,
-    /// The budget the floor may fill, when larger than the fit's.
-    floor_budget: Option<u64>,
 }
 
 impl Planner {
@@ -565,16 +564,9 @@ impl Planner {
         );
         self.write_plan(resident, budget, used);
         if self.options.spare_floor {
-            self.raise_floor(self.floor_budget.unwrap_or(budget).max(budget), resident);
+            self.raise_floor(budget, resident);
         }
         &self.plan
-    }
-
-    /// Lets the spare-budget floor fill up to `bytes` (at least the fit's
-    /// budget): room the fit keeps for transient copies and staging can hold
-    /// prefetched levels, which are dropped first when that room is needed.
-    pub fn set_floor_budget(&mut self, bytes: Option<u64>) {
-        self.floor_budget = bytes;
     }
 
     /// The spare-budget floor level of the last plan, if one was applied.

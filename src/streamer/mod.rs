@@ -781,15 +781,10 @@ impl Streamer {
                     )
             })
             .collect();
+        // prefetch shares the fit's budget: letting it into the room kept for
+        // staging blocked the growth the views needed (a scene test caught a
+        // settled picture coarser at 50% than at 15%)
         let budget = self.planner_budget();
-        // prefetched levels may also use the room kept for staging
-        let effective = self.effective_budget();
-        let transient =
-            (effective as f64 * self.options.transient_reserve.clamp(0.0, 0.9) as f64) as u64;
-        let floor_budget = effective
-            .saturating_sub(transient.max(self.headroom))
-            .saturating_sub(self.gpu.pool_bytes());
-        self.planner.set_floor_budget(Some(floor_budget));
         self.planner
             .plan(&self.views, budget, &resident, self.frame);
         self.planner.apply_policy(self.policy);
