@@ -10,7 +10,10 @@ use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
 
 /// Heat-map colours, as in `shaders/scene.wgsl` (sRGB of the shader's values).
 const HEAT: [(Color32, &str); 5] = [
-    (Color32::from_rgb(124, 170, 255), "finer than needed (prefetch)"),
+    (
+        Color32::from_rgb(124, 170, 255),
+        "finer than needed (prefetch)",
+    ),
     (Color32::from_rgb(108, 238, 124), "at the wanted mip"),
     (Color32::from_rgb(255, 246, 89), "1 mip coarser"),
     (Color32::from_rgb(255, 188, 63), "2 mips coarser"),
