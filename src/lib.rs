@@ -44,6 +44,7 @@ pub mod container;
 #[cfg(feature = "cook")]
 pub mod cook;
 pub mod decode;
+pub mod fault;
 pub mod format;
 pub mod gpu;
 mod ids;
@@ -52,6 +53,8 @@ pub mod plan;
 pub mod render;
 #[cfg(feature = "scene")]
 pub mod scene;
+#[cfg(feature = "bench")]
+pub mod soak;
 pub mod source;
 pub mod streamer;
 pub mod transcode;

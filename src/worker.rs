@@ -15,6 +15,7 @@
 //! their current level and joins them.
 
 use crate::container::{LevelError, TextureFile};
+use crate::fault::{FaultKind, Faults};
 use crate::transcode::{self, LevelImage, Output, TranscodeError, TranscodeOptions};
 use std::collections::{BinaryHeap, HashSet};
 use std::fmt;
@@ -48,6 +49,14 @@ pub enum LoadError {
     /// Transcoding it failed.
     #[error(transparent)]
     Transcode(#[from] TranscodeError),
+    /// A transcode failure injected by [`crate::fault::Faults`].
+    #[error("{name}: level {level}: injected transcode failure")]
+    InjectedTranscode {
+        /// The file's name.
+        name: String,
+        /// The level.
+        level: u32,
+    },
     /// The worker panicked (a bug in mipstream or a codec); the loader survives.
     #[error("{name}: level {level}: the loader thread panicked: {message}")]
     Panicked {
@@ -114,6 +123,7 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    faults: Mutex<Option<Arc<Faults>>>,
 }
 
 impl Shared {
@@ -148,6 +158,7 @@ impl Loader {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
+            faults: Mutex::new(None),
         });
         let (tx, rx) = mpsc::channel();
         let workers = (0..workers.max(1))
@@ -171,6 +182,11 @@ impl Loader {
     /// Number of worker threads.
     pub fn worker_count(&self) -> usize {
         self.workers.len()
+    }
+
+    /// Makes transcodes fail at the rate of `faults` (None: never).
+    pub fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
+        *self.shared.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
     }
 
     /// Queues a request.
@@ -276,7 +292,12 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
             }
         };
         let start = Instant::now();
-        let result = run(&req);
+        let faults = shared
+            .faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let result = run(&req, faults.as_deref());
         let mut s = shared.lock();
         s.busy -= 1;
         let cancelled = s.cancelled.remove(&(req.key, req.level));
@@ -297,9 +318,15 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
 }
 
 /// Reads and transcodes one level, turning a codec panic into an error.
-fn run(req: &LoadRequest) -> Result<LevelImage, LoadError> {
+fn run(req: &LoadRequest, faults: Option<&Faults>) -> Result<LevelImage, LoadError> {
     let work = || -> Result<LevelImage, LoadError> {
         let raw = req.file.read_level(req.level)?;
+        if faults.is_some_and(|f| f.roll(FaultKind::TranscodeError)) {
+            return Err(LoadError::InjectedTranscode {
+                name: req.file.info().name.clone(),
+                level: req.level,
+            });
+        }
         Ok(transcode::transcode_level(&req.file, &raw, &req.options)?)
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {

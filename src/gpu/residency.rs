@@ -16,6 +16,7 @@
 //! allocations fail as if the GPU were out of memory.
 
 use super::upload::GpuTexture;
+use crate::fault::{FaultKind, Faults};
 use crate::transcode::{gpu_level_bytes, LevelImage};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -94,6 +95,7 @@ pub struct Residency {
     /// Staging bytes recorded since the last submit.
     unsubmitted_staging: u64,
     inject_oom: u32,
+    faults: Option<Arc<Faults>>,
     live_textures: u64,
 }
 
@@ -109,6 +111,7 @@ impl Residency {
             staging_in_flight: Arc::new(AtomicU64::new(0)),
             unsubmitted_staging: 0,
             inject_oom: 0,
+            faults: None,
             live_textures: 0,
         }
     }
@@ -168,11 +171,26 @@ impl Residency {
         self.inject_oom += count;
     }
 
+    /// Makes allocations fail as out-of-memory at the rate of `faults`.
+    pub fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
+        self.faults = faults;
+    }
+
+    /// Whether the next allocation is to fail (a counted or a random fault).
+    fn injected_oom(&mut self) -> bool {
+        if self.inject_oom > 0 {
+            self.inject_oom -= 1;
+            return true;
+        }
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.roll(FaultKind::OutOfMemory))
+    }
+
     /// A texture of `shape`: from the pool when one matches, else new.
     pub fn create(&mut self, label: &str, shape: Shape) -> Result<wgpu::Texture, AllocError> {
         let bytes = shape.bytes();
-        if self.inject_oom > 0 {
-            self.inject_oom -= 1;
+        if self.injected_oom() {
             return Err(AllocError::OutOfMemory {
                 label: label.to_owned(),
                 bytes,
@@ -295,8 +313,7 @@ impl Residency {
         if size == 0 {
             return Ok(0);
         }
-        if self.inject_oom > 0 {
-            self.inject_oom -= 1;
+        if self.injected_oom() {
             return Err(AllocError::OutOfMemory {
                 label: format!("{label} (staging)"),
                 bytes: size,

@@ -207,6 +207,9 @@ pub struct Streamer {
     stats: FrameStats,
     changed: Vec<TextureId>,
     oom_events: Vec<OomEvent>,
+    oom_count: u64,
+    /// Registrations so far (each tail load gets its own key).
+    tail_loads: u64,
     oom_reduction: u64,
     grow_paused_until: u64,
     driver: Option<DriverBudget>,
@@ -245,6 +248,8 @@ impl Streamer {
             stats: FrameStats::default(),
             changed: Vec::new(),
             oom_events: Vec::new(),
+            oom_count: 0,
+            tail_loads: 0,
             oom_reduction: 0,
             grow_paused_until: 0,
             driver,
@@ -471,10 +476,13 @@ impl Streamer {
         levels: std::ops::Range<u32>,
         label: &str,
     ) -> Result<Vec<LevelImage>, StreamerError> {
-        const KEY: u64 = u64::MAX;
+        // a key of its own per registration: results of an earlier failed
+        // registration still in flight must not be taken for this one's
+        self.tail_loads += 1;
+        let key = TAIL_KEY | self.tail_loads;
         for level in levels.clone() {
             self.loader.submit(LoadRequest {
-                key: KEY,
+                key,
                 file: file.clone(),
                 level,
                 options: TranscodeOptions::new(choice.full, choice.srgb)
@@ -483,28 +491,31 @@ impl Streamer {
             });
         }
         let mut got: BTreeMap<u32, LevelImage> = BTreeMap::new();
-        let mut others = Vec::new();
-        while got.len() < levels.len() {
+        let mut failed = None;
+        while got.len() < levels.len() && failed.is_none() {
             for r in self.loader.wait(Duration::from_secs(60)) {
-                if r.key != KEY {
-                    others.push(r);
+                if r.key != key {
+                    // another texture's level: it must reach its texture even
+                    // when this registration fails, or that texture would wait
+                    // for it forever (a soak run caught exactly that)
+                    self.accept_load(r);
                     continue;
                 }
                 match r.result {
                     Ok(img) => {
                         got.insert(r.level, img);
                     }
-                    Err(source) => {
-                        return Err(StreamerError::Tail {
-                            label: label.to_owned(),
-                            source,
-                        })
-                    }
+                    Err(source) => failed = failed.or(Some(source)),
                 }
             }
         }
-        for r in others {
-            self.accept_load(r);
+        if let Some(source) = failed {
+            // the tail's other levels finish on their own; their results are
+            // dropped as they arrive (the key matches no texture)
+            return Err(StreamerError::Tail {
+                label: label.to_owned(),
+                source,
+            });
         }
         Ok(got.into_values().collect())
     }
@@ -706,6 +717,34 @@ impl Streamer {
         self.gpu.inject_out_of_memory(count);
     }
 
+    /// Injects faults at the rates of `faults` (None: stop): transcodes on the
+    /// loader threads fail and GPU allocations fail as out-of-memory. Wrap
+    /// texture sources in [`crate::fault::FaultySource`] for I/O faults.
+    /// A test and soak hook; see [`crate::fault`].
+    pub fn set_faults(&mut self, faults: Option<std::sync::Arc<crate::fault::Faults>>) {
+        self.loader.set_faults(faults.clone());
+        self.gpu.set_faults(faults);
+    }
+
+    /// Bytes held on the GPU now: resident textures, the recycle pool and
+    /// staging in flight (what the budget limits).
+    pub fn held_bytes(&self) -> u64 {
+        self.gpu.accounted_bytes()
+    }
+
+    /// Out-of-memory events since the streamer was made (the report keeps
+    /// only the last 64).
+    pub fn oom_event_count(&self) -> u64 {
+        self.oom_count
+    }
+
+    /// Whether any texture is backing off after a failed load.
+    pub fn has_failures(&self) -> bool {
+        self.textures
+            .iter::<TextureId>()
+            .any(|(_, e)| e.failure.is_some())
+    }
+
     /// Advances one frame with this frame's views. Never blocks on loads.
     pub fn update(&mut self, views: &[View]) -> FrameStats {
         let start = Instant::now();
@@ -820,6 +859,11 @@ impl Streamer {
                 }
             }
             Err(err) => {
+                self.stats.failed_loads += 1;
+                if matches!(err, LoadError::Panicked { .. }) {
+                    self.stats.panicked_loads += 1;
+                }
+                let e = self.textures.get_mut(id).expect("checked above");
                 let attempts = e.failure.as_ref().map_or(0, |f| f.attempts) + 1;
                 e.failure = Some(Failure {
                     message: err.to_string(),
@@ -831,7 +875,7 @@ impl Streamer {
     }
 
     fn decode_key(&self, key: u64) -> Option<(TextureId, Tier)> {
-        if key == u64::MAX {
+        if key & TAIL_KEY != 0 {
             return None;
         }
         let slot = (key >> 32) as usize;
@@ -876,6 +920,11 @@ impl Streamer {
                 self.loader.cancel(load_key(id, tier), level);
             }
             e.pending.retain(|l, _| wanted.contains(l));
+            if wanted.is_empty() {
+                // nothing to load: a failure of a level no longer wanted is
+                // history, not a state to back off in
+                e.failure = None;
+            }
             if e.failure.as_ref().is_some_and(|f| f.retry_at > frame) {
                 continue;
             }
@@ -999,6 +1048,7 @@ impl Streamer {
             self.oom_events.remove(0);
         }
         self.oom_events.push(event);
+        self.oom_count += 1;
         self.oom_reduction = self.oom_reduction.saturating_add(bytes);
         self.grow_paused_until = self.frame + self.options.oom_backoff_frames;
         self.gpu.trim_pool(0);
@@ -1123,6 +1173,10 @@ fn below_reason(
 }
 
 /// The loader key of a texture's loads in a tier: slot, generation and tier.
+/// The bit that marks a tail load made while registering (slot indices stay
+/// below 2^31, so texture load keys never have it).
+const TAIL_KEY: u64 = 1 << 63;
+
 fn load_key(id: TextureId, tier: Tier) -> u64 {
     ((id.index() as u64) << 32)
         | ((id.generation() as u64 & 0x7fff_ffff) << 1)

@@ -172,6 +172,10 @@ pub struct FrameStats {
     pub shrunk: u32,
     /// Load requests submitted.
     pub requested: u32,
+    /// Loads that came back failed (read, transcode or injected errors).
+    pub failed_loads: u32,
+    /// Of those, loads whose worker panicked (caught; a bug to report).
+    pub panicked_loads: u32,
     /// Render-thread time `update` took.
     pub update_time: Duration,
 }

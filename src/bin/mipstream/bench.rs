@@ -55,13 +55,13 @@ pub(crate) struct BenchArgs {
     plots: Option<PathBuf>,
 }
 
-fn shared_data() -> PathBuf {
+pub(crate) fn shared_data() -> PathBuf {
     std::env::var_os("MIPSTREAM_SHARED_DATA")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("../shared/data"))
 }
 
-fn backends(name: &Option<String>) -> Result<Option<wgpu::Backends>, String> {
+pub(crate) fn backends(name: &Option<String>) -> Result<Option<wgpu::Backends>, String> {
     match name.as_deref() {
         None => Ok(None),
         Some("vulkan") => Ok(Some(wgpu::Backends::VULKAN)),

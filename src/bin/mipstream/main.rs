@@ -12,6 +12,9 @@ mod cook;
 #[cfg(feature = "bench")]
 mod bench;
 
+#[cfg(feature = "bench")]
+mod soak;
+
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +65,11 @@ enum Command {
     /// Time the planner alone (no GPU) on a synthetic scene.
     #[cfg(feature = "bench")]
     BenchPlanner(bench::BenchPlannerArgs),
+    /// Abuse a streamer for many frames (random cameras, budgets, objects and
+    /// injected faults), checking its invariants every frame; exits 0 only
+    /// when nothing broke, went over budget, panicked or leaked.
+    #[cfg(feature = "bench")]
+    Soak(soak::SoakArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +89,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         #[cfg(feature = "bench")]
         Command::BenchPlanner(args) => bench::run_planner(args),
+        #[cfg(feature = "bench")]
+        Command::Soak(args) => soak::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,94 @@
+//! `mipstream soak`.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mipstream::soak::{self, FaultSet, SoakOptions, SoakScene};
+use std::path::PathBuf;
+
+/// Arguments of `mipstream soak`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SoakArgs {
+    /// `default` (the built-in scene), `sponza` (the 51 Sponza textures in
+    /// ../shared/data) or a folder of KTX2 textures.
+    #[arg(long, default_value = "default")]
+    scene: String,
+    /// Frames of abuse.
+    #[arg(long, default_value_t = 2000)]
+    frames: u64,
+    /// Seed of every random choice (camera, budgets, objects, faults).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Faults to inject, comma-separated: io (failing and short reads,
+    /// failing transcodes), slow (200 ms reads), oom (refused GPU
+    /// allocations), budget (random budget changes); `all` or `none`.
+    #[arg(long, default_value = "none")]
+    faults: String,
+    /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Write the results here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
+    let scene = match args.scene.as_str() {
+        "default" => SoakScene::Builtin,
+        "sponza" => {
+            let dir = crate::bench::shared_data().join("sponza-textures");
+            if !dir.is_dir() {
+                return Err(format!(
+                    "--scene sponza: {} not found (set MIPSTREAM_SHARED_DATA to the shared data folder)",
+                    dir.display()
+                ));
+            }
+            SoakScene::Textures(dir)
+        }
+        path if PathBuf::from(path).is_dir() => SoakScene::Textures(PathBuf::from(path)),
+        path => {
+            return Err(format!(
+                "--scene {path}: expected default, sponza or a folder of KTX2 textures"
+            ))
+        }
+    };
+    let options = SoakOptions {
+        scene,
+        frames: args.frames,
+        seed: args.seed,
+        faults: FaultSet::parse(&args.faults).map_err(|e| format!("--faults: {e}"))?,
+        backends: crate::bench::backends(&args.backend)?,
+        ..SoakOptions::default()
+    };
+    let bar = ProgressBar::new(args.frames);
+    bar.set_style(
+        ProgressStyle::with_template("soak [{bar:40}] {pos}/{len} frames, {eta} left")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    let report =
+        soak::run(&options, |done, _| bar.set_position(done)).map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!("{}", report.summary());
+    for m in &report.violation_messages {
+        println!("  {m}");
+    }
+    for m in &report.unrecovered {
+        println!("  not recovered: {m}");
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(format!(
+            "soak failed: {} invariant violations, {} frames over budget, {} panics, {} leaked textures, recovered: {}",
+            report.invariant_violations,
+            report.frames_over_budget,
+            report.panics,
+            report.leaked_textures,
+            report.recovered
+        ))
+    }
+}
