@@ -376,3 +376,51 @@ fn bench_refuses_bad_input_cleanly() {
     );
     assert!(msg.contains("--objects"), "{msg}");
 }
+
+#[test]
+fn soak_writes_its_json_and_exits_zero_when_nothing_broke() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("soak.json");
+    let o = mipstream(&[
+        "soak",
+        "--frames",
+        "150",
+        "--seed",
+        "3",
+        "--faults",
+        "io,oom,budget",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("PASSED"), "{out}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["frames"], 150);
+    assert_eq!(v["seed"], 3);
+    for key in [
+        "invariant_violations",
+        "frames_over_budget",
+        "panics",
+        "leaked_textures",
+    ] {
+        assert_eq!(v[key], 0, "{key}");
+    }
+    assert!(v["faults_injected"].as_u64().unwrap() > 0);
+    assert!(v["peak_resident_bytes"].as_u64().unwrap() > 0);
+    assert!(v["budget_bytes_max"].as_u64().unwrap() >= v["peak_resident_bytes"].as_u64().unwrap());
+    assert!(v["oom_events"].is_u64());
+}
+
+#[test]
+fn soak_refuses_bad_input_cleanly() {
+    let msg = assert_clean_failure(&mipstream(&["soak", "--faults", "io,flood"]), "fault");
+    assert!(
+        msg.contains("flood") && msg.contains("io, slow, oom, budget"),
+        "{msg}"
+    );
+    let msg = assert_clean_failure(&mipstream(&["soak", "--frames", "0"]), "no frames");
+    assert!(msg.contains("--frames"), "{msg}");
+    let msg = assert_clean_failure(&mipstream(&["soak", "--scene", "nowhere"]), "scene");
+    assert!(msg.contains("nowhere"), "{msg}");
+}

@@ -864,12 +864,18 @@ impl Streamer {
                     self.stats.panicked_loads += 1;
                 }
                 let e = self.textures.get_mut(id).expect("checked above");
-                let attempts = e.failure.as_ref().map_or(0, |f| f.attempts) + 1;
-                e.failure = Some(Failure {
-                    message: err.to_string(),
-                    attempts,
-                    retry_at: frame + backoff * (1u64 << (attempts - 1).min(6)),
-                });
+                match &mut e.failure {
+                    // another level of the same attempt: one attempt, one back-off
+                    Some(f) if frame < f.retry_at => f.message = err.to_string(),
+                    _ => {
+                        let attempts = e.failure.as_ref().map_or(0, |f| f.attempts) + 1;
+                        e.failure = Some(Failure {
+                            message: err.to_string(),
+                            attempts,
+                            retry_at: frame + backoff * (1u64 << (attempts - 1).min(6)),
+                        });
+                    }
+                }
             }
         }
     }
