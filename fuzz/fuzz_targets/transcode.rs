@@ -62,6 +62,11 @@ fuzz_target!(|data: &[u8]| {
             fill(&mut bytes[at..at + len], &rotated);
         }
     }
+    // `MIPSTREAM_FUZZ_DUMP=out.ktx2 .../transcode crash-...` writes the file
+    // an input builds, for tests/fuzz-regressions/
+    if let Some(path) = std::env::var_os("MIPSTREAM_FUZZ_DUMP") {
+        std::fs::write(path, &bytes).expect("writing MIPSTREAM_FUZZ_DUMP");
+    }
     let Ok(file) = TextureFile::open(Arc::new(MemorySource::new("fuzz", bytes))) else {
         return;
     };
