@@ -48,6 +48,7 @@ pub mod fault;
 pub mod format;
 pub mod gpu;
 mod ids;
+pub mod mesh;
 pub mod plan;
 #[cfg(feature = "scene")]
 pub mod render;

@@ -489,7 +489,7 @@ pub fn run(
     };
     let textures_before = live_textures(&gpu.instance);
 
-    let mut rng = Rng(options.seed ^ 0x5EED_0F_50A4);
+    let mut rng = Rng(options.seed ^ 0x005E_ED0F_50A4);
     let faults = Faults::new(options.seed);
     let reads_faulty = options.faults.io || options.faults.slow;
     let rates = FaultRates {
@@ -676,11 +676,11 @@ pub fn run(
                 let _ = streamer.remove_texture(id);
             }
         }
-        for t in 0..slots.len() {
-            if slots[t].id.is_none() {
-                match register(&mut streamer, &slots[t], reads_faulty.then_some(&faults)) {
+        for (t, slot) in slots.iter_mut().enumerate() {
+            if slot.id.is_none() {
+                match register(&mut streamer, slot, reads_faulty.then_some(&faults)) {
                     Ok(id) => {
-                        slots[t].id = Some(id);
+                        slot.id = Some(id);
                         report.textures_reregistered += 1;
                         for (b, obj) in boxes.iter_mut().filter(|(b, _)| b.texture == t) {
                             if let Some(o) = obj {

@@ -7,6 +7,8 @@
 //! Basis expects them (X in colour, Y in alpha) so they transcode to BC5 / EAC
 //! RG11 at load time.
 
+#[cfg(feature = "gltf")]
+pub mod gltf;
 mod ktx2_writer;
 pub mod mips;
 

@@ -9,6 +9,9 @@ mod info;
 #[cfg(feature = "cook")]
 mod cook;
 
+#[cfg(feature = "gltf")]
+mod cook_gltf;
+
 #[cfg(feature = "bench")]
 mod bench;
 
@@ -57,6 +60,10 @@ enum Command {
     /// Encode PNG/JPEG images to KTX2 (Basis Universal) with a full mip chain.
     #[cfg(feature = "cook")]
     Cook(cook::CookArgs),
+    /// Cook a glTF 2.0 scene: a LOD chain per mesh primitive (meshoptimizer),
+    /// KTX2 material textures, and a scene file.
+    #[cfg(feature = "gltf")]
+    CookGltf(cook_gltf::CookGltfArgs),
     /// Stream a scene along its camera path with mipstream and the strategies
     /// engines use (full, uniform bias, distance only): memory, uploads,
     /// update time and picture quality side by side.
@@ -85,6 +92,8 @@ fn main() -> ExitCode {
         } => decode(&file, level, layer, face, &output),
         #[cfg(feature = "cook")]
         Command::Cook(args) => cook::run(args),
+        #[cfg(feature = "gltf")]
+        Command::CookGltf(args) => cook_gltf::run(args),
         #[cfg(feature = "bench")]
         Command::Bench(args) => bench::run(args),
         #[cfg(feature = "bench")]

@@ -1,0 +1,446 @@
+//! Meshes: cooking glTF (FlightHelmet from the shared data: LOD chains,
+//! textures in the right colour space, the scene file), clear errors for
+//! broken glTF, and the `.msmesh` container's validation of adversarial files.
+
+mod common;
+
+use mipstream::cook::gltf::{cook_gltf, GltfCookError, GltfCookOptions};
+use mipstream::mesh::container::{LOD_ENTRY_BYTES, MAGIC};
+use mipstream::mesh::scene_file::SceneFile;
+use mipstream::mesh::{write_mesh, LodData, MeshError, MeshFile, Vertex};
+use mipstream::{MemorySource, TextureFile};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+fn helmet_gltf() -> PathBuf {
+    common::shared_data().join("scenes/FlightHelmet/FlightHelmet.gltf")
+}
+
+/// FlightHelmet cooked once for every test of this binary.
+fn cooked_helmet() -> &'static (PathBuf, SceneFile) {
+    static COOKED: OnceLock<(PathBuf, SceneFile)> = OnceLock::new();
+    COOKED.get_or_init(|| {
+        let out = common::output_dir().join("meshes-flighthelmet");
+        let _ = std::fs::remove_dir_all(&out);
+        let opts = GltfCookOptions {
+            quality: 0,
+            ..GltfCookOptions::default()
+        };
+        let mut stages = Vec::new();
+        let cooked = cook_gltf(&helmet_gltf(), &out, &opts, |p| {
+            stages.push((p.stage, p.done, p.total))
+        })
+        .unwrap();
+        assert!(stages.contains(&("textures", 15, 15)), "{stages:?}");
+        assert!(stages.contains(&("meshes", 6, 6)), "{stages:?}");
+        assert_eq!(cooked.scene, SceneFile::load(&cooked.scene_path).unwrap());
+        (out, cooked.scene)
+    })
+}
+
+#[test]
+fn flight_helmet_cooks_into_lod_chains_that_halve_with_growing_error() {
+    let (out, scene) = cooked_helmet();
+    assert_eq!(scene.meshes.len(), 6);
+    assert_eq!(scene.instances.len(), 6);
+    let source = {
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(helmet_gltf()).unwrap()).unwrap();
+        json
+    };
+    for (k, m) in scene.meshes.iter().enumerate() {
+        assert!(
+            m.triangles.len() >= 4,
+            "{}: {} LODs",
+            m.name,
+            m.triangles.len()
+        );
+        // LOD 0 is the whole primitive
+        let indices = source["meshes"][k]["primitives"][0]["indices"]
+            .as_u64()
+            .unwrap();
+        let count = source["accessors"][indices as usize]["count"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(m.triangles[0] as u64 * 3, count, "{}", m.name);
+        for w in m.triangles.windows(2) {
+            assert!(w[1] < w[0], "{}: {:?}", m.name, m.triangles);
+        }
+        // the first steps halve (later ones may stop short of half near the error limit)
+        assert!(
+            m.triangles[1] * 10 <= m.triangles[0] * 6,
+            "{:?}",
+            m.triangles
+        );
+        assert_eq!(m.errors[0], 0.0);
+        for w in m.errors.windows(2) {
+            assert!(w[1] > w[0], "{}: errors {:?}", m.name, m.errors);
+        }
+        // the container says the same and every LOD reads back in range
+        let file = MeshFile::open_path(out.join(&m.file)).unwrap();
+        let info = file.info();
+        assert_eq!(info.lods.len(), m.triangles.len());
+        for (l, lod) in info.lods.iter().enumerate() {
+            assert_eq!(lod.triangles(), m.triangles[l]);
+            assert_eq!(lod.error, m.errors[l]);
+            let data = file.read_lod(l as u32).unwrap();
+            assert_eq!(data.indices.len() as u32, lod.index_count);
+            assert!(data
+                .vertices
+                .iter()
+                .all(|v| (Vec3Like(v.normal).len() - 1.0).abs() < 0.01));
+        }
+        // a LOD read touches its own bytes only
+        let src = Arc::new(MemorySource::new(
+            "m",
+            std::fs::read(out.join(&m.file)).unwrap(),
+        ));
+        let file = MeshFile::open(src.clone()).unwrap();
+        let before = mipstream::ByteSource::bytes_read(&*src);
+        file.read_lod(2).unwrap();
+        assert_eq!(
+            mipstream::ByteSource::bytes_read(&*src) - before,
+            file.info().lods[2].bytes()
+        );
+    }
+    let [lo, hi] = scene.bounds;
+    assert!((0..3).all(|i| hi[i] > lo[i]), "bounds {lo:?} {hi:?}");
+}
+
+struct Vec3Like([f32; 3]);
+impl Vec3Like {
+    fn len(&self) -> f32 {
+        self.0.iter().map(|c| c * c).sum::<f32>().sqrt()
+    }
+}
+
+#[test]
+fn flight_helmet_textures_are_cooked_in_the_colour_space_of_their_slot() {
+    let (out, scene) = cooked_helmet();
+    assert_eq!(scene.materials.len(), 6);
+    let files = common::files_with(&out.join("textures"), &[".ktx2"]);
+    assert_eq!(
+        files.len(),
+        15,
+        "5 materials x 3 images, 1 material with 3 more"
+    );
+    for m in &scene.materials {
+        let open =
+            |p: &Option<PathBuf>| TextureFile::open_path(out.join(p.as_ref().unwrap())).unwrap();
+        assert!(open(&m.base_color).info().srgb, "{}", m.name);
+        assert!(!open(&m.normal).info().srgb, "{}", m.name);
+        assert!(!open(&m.metallic_roughness).info().srgb, "{}", m.name);
+        // FlightHelmet packs occlusion with roughness and metal: one file
+        assert_eq!(m.occlusion, m.metallic_roughness);
+        assert_eq!(open(&m.base_color).info().width, 512);
+    }
+}
+
+/// A minimal glTF with one triangle primitive, buffers inline.
+fn triangle_gltf(indices: [u16; 3], extra: &str) -> String {
+    // three positions (36 bytes) then three u16 indices (6 bytes, padded to 8)
+    let mut bin = Vec::new();
+    for p in [[0f32, 0., 0.], [1., 0., 0.], [0., 1., 0.]] {
+        for c in p {
+            bin.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    for i in indices {
+        bin.extend_from_slice(&i.to_le_bytes());
+    }
+    bin.extend_from_slice(&[0, 0]);
+    let b64 = base64_encode(&bin);
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},{extra}
+        "buffers":[{{"byteLength":{len},"uri":"data:application/octet-stream;base64,{b64}"}}],
+        "bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":6}}],
+        "accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+                     {{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"}}],
+        "meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1}}]}}],
+        "nodes":[{{"mesh":0}}],"scenes":[{{"nodes":[0]}}],"scene":0}}"#,
+        len = bin.len()
+    )
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+fn cook_text(name: &str, text: &str) -> Result<mipstream::cook::gltf::CookedGltf, GltfCookError> {
+    let dir = common::output_dir().join(format!("meshes-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.gltf"));
+    std::fs::write(&path, text).unwrap();
+    cook_gltf(&path, &dir.join("out"), &GltfCookOptions::default(), |_| {})
+}
+
+#[test]
+fn a_tiny_gltf_cooks_with_generated_normals_and_a_default_material() {
+    let cooked = cook_text("triangle", &triangle_gltf([0, 1, 2], "")).unwrap();
+    assert_eq!(cooked.scene.meshes.len(), 1);
+    assert_eq!(cooked.scene.meshes[0].triangles, vec![1]);
+    assert_eq!(cooked.scene.materials[0].name, "default");
+    assert!(
+        cooked.warnings.iter().any(|w| w.contains("no normals")),
+        "{:?}",
+        cooked.warnings
+    );
+    let file = MeshFile::open_path(
+        cooked
+            .scene_path
+            .parent()
+            .unwrap()
+            .join(&cooked.scene.meshes[0].file),
+    )
+    .unwrap();
+    let lod = file.read_lod(0).unwrap();
+    assert!(lod.vertices.iter().all(|v| v.normal == [0.0, 0.0, 1.0]));
+}
+
+#[test]
+fn broken_gltf_gets_clear_errors() {
+    let e = cook_text("bad-index", &triangle_gltf([0, 1, 7], ""))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("primitive 0") && e.contains("index 2 is 7") && e.contains("3 vertices"),
+        "{e}"
+    );
+    let e = cook_text(
+        "required-ext",
+        &triangle_gltf([0, 1, 2], r#""extensionsUsed":["EXT_meshopt_compression"],"extensionsRequired":["EXT_meshopt_compression"],"#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("requires the extension EXT_meshopt_compression"),
+        "{e}"
+    );
+    let e = cook_text("not-json", "{\"asset\": ")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not valid glTF"), "{e}");
+    // a buffer file that is not there
+    let text = r#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":64,"uri":"missing.bin"}]}"#;
+    let e = cook_text("missing-buffer", text).unwrap_err().to_string();
+    assert!(
+        e.contains("buffers") && e.contains("missing-buffer.gltf"),
+        "{e}"
+    );
+    // a missing input file
+    let e = cook_gltf(
+        Path::new("/nonexistent/x.gltf"),
+        Path::new("/tmp/x"),
+        &GltfCookOptions::default(),
+        |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("/nonexistent/x.gltf"), "{e}");
+}
+
+#[test]
+fn ktx2_images_through_khr_texture_basisu_are_kept_as_they_are() {
+    let dir = common::output_dir().join("meshes-basisu");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ktx2 = common::repo().join("assets/checker-uastc.ktx2");
+    std::fs::copy(&ktx2, dir.join("checker.ktx2")).unwrap();
+    let extra = r#""extensionsUsed":["KHR_texture_basisu"],"extensionsRequired":["KHR_texture_basisu"],
+        "images":[{"uri":"checker.ktx2","mimeType":"image/ktx2"}],
+        "textures":[{"extensions":{"KHR_texture_basisu":{"source":0}}}],
+        "materials":[{"pbrMetallicRoughness":{"baseColorTexture":{"index":0}}}],"#;
+    let text =
+        triangle_gltf([0, 1, 2], extra).replace(r#""indices":1}"#, r#""indices":1,"material":0}"#);
+    std::fs::write(dir.join("basisu.gltf"), text).unwrap();
+    let cooked = cook_gltf(
+        &dir.join("basisu.gltf"),
+        &dir.join("out"),
+        &GltfCookOptions::default(),
+        |_| {},
+    )
+    .unwrap();
+    let tex = cooked.scene.materials[0].base_color.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("out").join(tex)).unwrap(),
+        std::fs::read(&ktx2).unwrap()
+    );
+}
+
+/// A valid two-LOD file for the adversarial cases to break.
+fn two_lods() -> Vec<u8> {
+    let quad = |z: f32| {
+        (0..4)
+            .map(|i| Vertex {
+                position: [(i & 1) as f32, (i >> 1) as f32, z],
+                normal: [0.0, 0.0, 1.0],
+                ..Vertex::default()
+            })
+            .collect::<Vec<_>>()
+    };
+    write_mesh(
+        &[
+            LodData {
+                vertices: quad(0.0),
+                indices: vec![0, 1, 2, 2, 1, 3],
+                error: 0.0,
+            },
+            LodData {
+                vertices: quad(0.0)[..3].to_vec(),
+                indices: vec![0, 1, 2],
+                error: 0.5,
+            },
+        ],
+        1 | 2,
+    )
+}
+
+fn open(bytes: Vec<u8>) -> Result<MeshFile, MeshError> {
+    MeshFile::open(Arc::new(MemorySource::new("generated.msmesh", bytes)))
+}
+
+#[test]
+fn adversarial_mesh_files_get_clear_errors() {
+    let ok = two_lods();
+    let f = open(ok.clone()).unwrap();
+    assert_eq!(f.read_lod(1).unwrap().indices, vec![0, 1, 2]);
+    let entry = |lod: usize, field: usize| 64 + lod * LOD_ENTRY_BYTES as usize + field;
+    let with = |at: usize, bytes: &[u8]| {
+        let mut b = ok.clone();
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", Vec::new(), "not a mipstream mesh"),
+        ("wrong magic", with(0, b"MSMESH02"), "not a mipstream mesh"),
+        (
+            "header cut",
+            ok[..40].to_vec(),
+            "shorter than the 64-byte header",
+        ),
+        ("version 2", with(8, &2u32.to_le_bytes()), "version 2"),
+        ("stride", with(12, &32u32.to_le_bytes()), "stride 32"),
+        ("zero LODs", with(20, &0u32.to_le_bytes()), "0 LODs"),
+        (
+            "2^32-1 LODs",
+            with(20, &u32::MAX.to_le_bytes()),
+            "4294967295 LODs",
+        ),
+        ("table past the end", ok[..64 + 40].to_vec(), "past the end"),
+        ("NaN bounds", with(24, &f32::NAN.to_le_bytes()), "bounds"),
+        (
+            "vertices past the end",
+            with(entry(0, 16), &1_000_000u32.to_le_bytes()),
+            "run past the end",
+        ),
+        (
+            "offset overflow",
+            with(entry(1, 0), &(u64::MAX - 8).to_le_bytes()),
+            "run past the end",
+        ),
+        (
+            "overlapping LODs",
+            {
+                let v0 = u64::from_le_bytes(ok[entry(0, 0)..entry(0, 8)].try_into().unwrap());
+                with(entry(1, 0), &v0.to_le_bytes())
+            },
+            "overlap",
+        ),
+        (
+            "inside the header",
+            with(entry(0, 0), &8u64.to_le_bytes()),
+            "inside the header",
+        ),
+        (
+            "half a triangle",
+            with(entry(0, 20), &4u32.to_le_bytes()),
+            "whole triangles",
+        ),
+        (
+            "NaN error",
+            with(entry(1, 24), &f32::NAN.to_le_bytes()),
+            "geometric error NaN",
+        ),
+        (
+            "error falls",
+            with(entry(1, 24), &(-1.0f32).to_le_bytes()),
+            "geometric error -1",
+        ),
+        (
+            "finer after coarser",
+            with(entry(0, 24), &1.0f32.to_le_bytes()),
+            "must coarsen",
+        ),
+    ];
+    for (what, bytes, expect) in cases {
+        let e = open(bytes).expect_err(what).to_string();
+        assert!(e.contains(expect), "{what}: {e}");
+        assert!(
+            e.contains("generated.msmesh"),
+            "{what}: {e} (names the file)"
+        );
+    }
+    // problems inside a LOD show when it is read
+    let i0 = u64::from_le_bytes(ok[entry(1, 8)..entry(1, 16)].try_into().unwrap()) as usize;
+    let f = open(with(i0, &9u32.to_le_bytes())).unwrap();
+    let e = f.read_lod(1).unwrap_err().to_string();
+    assert!(
+        e.contains("LOD 1") && e.contains("is 9") && e.contains("3 vertices"),
+        "{e}"
+    );
+    let f = open(ok.clone()).unwrap();
+    let v0 = u64::from_le_bytes(ok[entry(0, 0)..entry(0, 8)].try_into().unwrap()) as usize;
+    let f2 = open(with(v0, &f32::INFINITY.to_le_bytes())).unwrap();
+    assert!(f2
+        .read_lod(0)
+        .unwrap_err()
+        .to_string()
+        .contains("non-finite"));
+    assert!(f
+        .read_lod(7)
+        .unwrap_err()
+        .to_string()
+        .contains("has 2 LODs"));
+    assert_eq!(&ok[..8], &MAGIC);
+}
+
+/// Random byte changes anywhere in a valid file: an error or a valid read,
+/// never a panic, and never an allocation beyond the file's own size.
+#[test]
+fn mutated_mesh_files_never_panic() {
+    let ok = two_lods();
+    let mut state = 0x2545F4914F6CDD1Du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..5000 {
+        let mut b = ok.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % b.len() as u64) as usize;
+            b[at] = next() as u8;
+        }
+        if let Ok(f) = open(b) {
+            for l in 0..f.info().lods.len() as u32 {
+                let _ = f.read_lod(l);
+            }
+        }
+    }
+}
