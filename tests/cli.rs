@@ -424,3 +424,48 @@ fn soak_refuses_bad_input_cleanly() {
     let msg = assert_clean_failure(&mipstream(&["soak", "--scene", "nowhere"]), "scene");
     assert!(msg.contains("nowhere"), "{msg}");
 }
+
+#[test]
+fn cook_gltf_prints_each_chain_and_refuses_bad_input_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    // one triangle, buffer inline
+    let gltf = r#"{"asset":{"version":"2.0"},
+      "buffers":[{"byteLength":44,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAABAAIAAAA="}],
+      "bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":6}],
+      "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},
+                   {"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"}],
+      "meshes":[{"name":"tri","primitives":[{"attributes":{"POSITION":0},"indices":1}]}],
+      "nodes":[{"mesh":0}],"scenes":[{"nodes":[0]}],"scene":0}"#;
+    let input = dir.path().join("tri.gltf");
+    std::fs::write(&input, gltf).unwrap();
+    let out = dir.path().join("out");
+    let o = mipstream(&[
+        "cook-gltf",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("1 meshes") && text.contains("tri.0"), "{text}");
+    assert!(stderr(&o).contains("warning: mesh tri primitive 0: no normals"), "{}", stderr(&o));
+    assert!(out.join("scene.json").is_file());
+
+    let msg = assert_clean_failure(
+        &mipstream(&["cook-gltf", "/nonexistent/scene.gltf", "-o", out.to_str().unwrap()]),
+        "missing input",
+    );
+    assert!(msg.contains("/nonexistent/scene.gltf"), "{msg}");
+    let bad = dir.path().join("bad.gltf");
+    std::fs::write(&bad, gltf.replace("\"max\":[1,1,0]}", "\"max\":[1,1,0]},{}")).unwrap();
+    let msg = assert_clean_failure(
+        &mipstream(&["cook-gltf", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        "invalid glTF",
+    );
+    assert!(msg.contains("bad.gltf") && msg.contains("not valid glTF"), "{msg}");
+    let msg = assert_clean_failure(
+        &mipstream(&["cook-gltf", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-error", "0"]),
+        "zero error",
+    );
+    assert!(msg.contains("--max-error"), "{msg}");
+}
