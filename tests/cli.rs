@@ -447,24 +447,55 @@ fn cook_gltf_prints_each_chain_and_refuses_bad_input_cleanly() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("1 meshes") && text.contains("tri.0"), "{text}");
-    assert!(stderr(&o).contains("warning: mesh tri primitive 0: no normals"), "{}", stderr(&o));
+    assert!(
+        text.contains("1 meshes") && text.contains("tri.0"),
+        "{text}"
+    );
+    assert!(
+        stderr(&o).contains("warning: mesh tri primitive 0: no normals"),
+        "{}",
+        stderr(&o)
+    );
     assert!(out.join("scene.json").is_file());
 
     let msg = assert_clean_failure(
-        &mipstream(&["cook-gltf", "/nonexistent/scene.gltf", "-o", out.to_str().unwrap()]),
+        &mipstream(&[
+            "cook-gltf",
+            "/nonexistent/scene.gltf",
+            "-o",
+            out.to_str().unwrap(),
+        ]),
         "missing input",
     );
     assert!(msg.contains("/nonexistent/scene.gltf"), "{msg}");
     let bad = dir.path().join("bad.gltf");
-    std::fs::write(&bad, gltf.replace("\"max\":[1,1,0]}", "\"max\":[1,1,0]},{}")).unwrap();
+    std::fs::write(
+        &bad,
+        gltf.replace("\"max\":[1,1,0]}", "\"max\":[1,1,0]},{}"),
+    )
+    .unwrap();
     let msg = assert_clean_failure(
-        &mipstream(&["cook-gltf", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        &mipstream(&[
+            "cook-gltf",
+            bad.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
         "invalid glTF",
     );
-    assert!(msg.contains("bad.gltf") && msg.contains("not valid glTF"), "{msg}");
+    assert!(
+        msg.contains("bad.gltf") && msg.contains("not valid glTF"),
+        "{msg}"
+    );
     let msg = assert_clean_failure(
-        &mipstream(&["cook-gltf", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-error", "0"]),
+        &mipstream(&[
+            "cook-gltf",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--max-error",
+            "0",
+        ]),
         "zero error",
     );
     assert!(msg.contains("--max-error"), "{msg}");
