@@ -457,6 +457,28 @@ fn cook_gltf_prints_each_chain_and_refuses_bad_input_cleanly() {
         stderr(&o)
     );
     assert!(out.join("scene.json").is_file());
+    // `info` reads the cooked mesh
+    let mesh = std::fs::read_dir(out.join("meshes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let o = mipstream(&["info", mesh.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["container"], "msmesh");
+    assert_eq!(v["lods"][0]["triangles"], 1);
+    assert_eq!(v["lods"][0]["vertices"], 3);
+    let o = mipstream(&["info", mesh.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("mesh, 1 LOD(s)"));
+    let cut = dir.path().join("cut.msmesh");
+    std::fs::write(&cut, &std::fs::read(&mesh).unwrap()[..70]).unwrap();
+    let msg = assert_clean_failure(&mipstream(&["info", cut.to_str().unwrap()]), "cut mesh");
+    assert!(
+        msg.contains("cut.msmesh") && msg.contains("past the end"),
+        "{msg}"
+    );
 
     let msg = assert_clean_failure(
         &mipstream(&[

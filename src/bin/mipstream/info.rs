@@ -5,6 +5,9 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 pub(crate) fn run(path: &Path, as_json: bool) -> Result<(), String> {
+    if is_mesh(path) {
+        return mesh(path, as_json);
+    }
     let file = mipstream::TextureFile::open_path(path).map_err(|e| e.to_string())?;
     let info = file.info();
     if as_json {
@@ -12,6 +15,70 @@ pub(crate) fn run(path: &Path, as_json: bool) -> Result<(), String> {
         println!("{text}");
     } else {
         print!("{}", to_text(info));
+    }
+    Ok(())
+}
+
+/// Whether the file starts with the `.msmesh` identifier.
+fn is_mesh(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|_| magic == mipstream::mesh::container::MAGIC)
+}
+
+/// `info` on a `.msmesh`: bounds and the LOD table.
+fn mesh(path: &Path, as_json: bool) -> Result<(), String> {
+    let file = mipstream::mesh::MeshFile::open_path(path).map_err(|e| e.to_string())?;
+    let info = file.info();
+    let (min, max) = info.bounds;
+    if as_json {
+        let lods: Vec<Value> = info
+            .lods
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                json!({
+                    "lod": i,
+                    "triangles": l.triangles(),
+                    "vertices": l.vertex_count,
+                    "error": l.error,
+                    "bytes": l.bytes(),
+                    "vertex_range": {"offset": l.vertex_offset, "length": l.vertex_count as u64 * mipstream::mesh::VERTEX_STRIDE as u64},
+                    "index_range": {"offset": l.index_offset, "length": l.index_count as u64 * 4},
+                })
+            })
+            .collect();
+        let v = json!({
+            "container": "msmesh",
+            "attributes": info.attributes,
+            "bounds": [min.to_array(), max.to_array()],
+            "lod_count": info.lods.len(),
+            "lods": lods,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        );
+    } else {
+        println!(
+            "{}: mesh, {} LOD(s), bounds {:?} to {:?}",
+            info.name,
+            info.lods.len(),
+            min.to_array(),
+            max.to_array()
+        );
+        println!("  lod  triangles  vertices       error      bytes");
+        for (i, l) in info.lods.iter().enumerate() {
+            println!(
+                "  {i:>3}  {:>9}  {:>8}  {:>10.3e}  {:>9}",
+                l.triangles(),
+                l.vertex_count,
+                l.error,
+                l.bytes()
+            );
+        }
     }
     Ok(())
 }

@@ -32,9 +32,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print a texture's format, size, levels with byte ranges, and DFD.
+    /// Print a texture's format, size, levels with byte ranges, and DFD (or
+    /// a cooked mesh's LOD table).
     Info {
-        /// A .ktx2 or .basis file.
+        /// A .ktx2, .basis or .msmesh file.
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
