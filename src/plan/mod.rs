@@ -25,12 +25,14 @@
 
 pub mod density;
 pub mod fit;
+pub mod mesh;
 pub mod view;
 
 use crate::transcode::Tier;
 use density::{Binding, Bounds, ObjectTerms, TextureNeedSum, ViewTerms};
 use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;
+pub use mesh::{MeshPlan, MeshResident, PlanMesh};
 pub use view::{Frustum, View};
 
 /// Tunables of the planner, each with its default.
@@ -66,6 +68,9 @@ pub struct PlannerOptions {
     /// every texture stays in its full-quality format and the budget is met
     /// by dropping mips alone.
     pub compact_tier: bool,
+    /// Projected geometric error, in pixels, a mesh LOD may show before a
+    /// finer one is wanted. Default: 1.
+    pub mesh_error_px: f32,
 }
 
 impl Default for PlannerOptions {
@@ -79,6 +84,7 @@ impl Default for PlannerOptions {
             compact_quality_loss: 0.15,
             spare_floor: true,
             compact_tier: true,
+            mesh_error_px: 1.0,
         }
     }
 }
@@ -245,9 +251,11 @@ impl Default for TexturePlan {
 pub struct Plan {
     /// Per texture slot; slots without a texture hold defaults.
     pub textures: Vec<TexturePlan>,
+    /// Per mesh slot; slots without a mesh hold defaults.
+    pub meshes: Vec<MeshPlan>,
     /// Bytes the plan uses.
     pub bytes: u64,
-    /// Bytes the always-resident tails use alone.
+    /// Bytes the always-resident tails (and coarsest mesh LODs) use alone.
     pub tail_bytes: u64,
     /// The budget planned for.
     pub budget: u64,
@@ -372,6 +380,13 @@ pub struct Planner {
     plan: Plan,
     /// The spare-budget floor of the last plan (see [`PlannerOptions::spare_floor`]).
     floor: Option<u32>,
+    meshes: Vec<Option<PlanMesh>>,
+    mesh_wanted: Vec<u32>,
+    /// By object slot: the meshes an object shows, with its bounds.
+    mesh_objects: Vec<Option<mesh::MeshObject>>,
+    // scratch
+    mesh_need: Vec<mesh::MeshNeed>,
+    mesh_order: Vec<usize>,
 }
 
 impl Planner {
@@ -521,10 +536,12 @@ impl Planner {
         if self.objects.get(slot).is_some_and(|o| o.alive) {
             self.bounds.set(slot, center, half);
         }
+        self.move_mesh_object(slot, center, half);
     }
 
     /// Removes the object in `slot`.
     pub fn remove_object(&mut self, slot: usize) {
+        self.remove_mesh_object(slot);
         if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
             o.alive = false;
             self.garbage += o.len as usize;
@@ -553,8 +570,25 @@ impl Planner {
         resident: &[ResidentState],
         frame: u64,
     ) -> &Plan {
+        self.plan_with_meshes(views, budget, resident, &[], frame)
+    }
+
+    /// [`plan`](Self::plan) with what each mesh has resident now
+    /// (`meshes[slot]`; missing entries: its coarsest LOD). Textures and
+    /// meshes share the budget in one fit.
+    pub fn plan_with_meshes(
+        &mut self,
+        views: &[View],
+        budget: u64,
+        resident: &[ResidentState],
+        meshes: &[MeshResident],
+        frame: u64,
+    ) -> &Plan {
         self.densities(views);
+        self.mesh_needs(views);
         self.build_chains(resident, frame);
+        let first_mesh_chain = self.order.len();
+        self.build_mesh_chains(meshes, frame);
         let used = self.fitter.fit(
             &self.chains,
             &self.offsets,
@@ -563,6 +597,7 @@ impl Planner {
             &mut self.choice,
         );
         self.write_plan(resident, budget, used);
+        self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
             self.raise_floor(budget, resident);
         }
@@ -727,7 +762,7 @@ impl Planner {
             p.limit = None;
             bytes += t.bytes(&self.pool, p.target, Tier::Full);
         }
-        self.plan.bytes = bytes;
+        self.plan.bytes = bytes + self.mesh_policy(policy);
     }
 
     fn densities(&mut self, views: &[View]) {

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 /// A square texture of `size` texels, BC7-like (1 byte per texel) with a BC1
 /// compact tier when `compact`, tail from 64x64.
-fn texture(size: u32, compact: bool) -> PlanTexture {
+pub(super) fn texture(size: u32, compact: bool) -> PlanTexture {
     let levels = 32 - size.leading_zeros();
     let level_bytes = |l: u32, bpt: f64| {
         let s = (size >> l).max(1).div_ceil(4) as u64 * 4;
@@ -36,7 +36,7 @@ fn texture(size: u32, compact: bool) -> PlanTexture {
     }
 }
 
-fn camera(z: f32) -> View {
+pub(super) fn camera(z: f32) -> View {
     View::look_at(
         Vec3::new(0.0, 0.0, z),
         Vec3::new(0.0, 0.0, z - 1.0),
