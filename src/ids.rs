@@ -57,6 +57,11 @@ id_type!(
     ObjectId,
     "obj"
 );
+id_type!(
+    /// A mesh registered with a [`crate::Streamer`].
+    MeshId,
+    "mesh"
+);
 
 /// An id made of an index and a generation.
 pub(crate) trait SlotId: Copy {

@@ -52,6 +52,8 @@ pub mod mesh;
 pub mod plan;
 #[cfg(feature = "scene")]
 pub mod render;
+#[cfg(feature = "gltf")]
+pub mod render_mesh;
 #[cfg(feature = "scene")]
 pub mod scene;
 #[cfg(feature = "bench")]
@@ -68,6 +70,7 @@ pub use format::TargetFormat;
 pub use plan::View;
 pub use source::{ByteSource, FileSource, MemorySource};
 pub use streamer::{
-    Budget, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc, TextureId,
+    Budget, MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc,
+    TextureId,
 };
 pub use transcode::{TextureClass, Tier};

@@ -16,6 +16,7 @@
 
 use crate::container::{LevelError, TextureFile};
 use crate::fault::{FaultKind, Faults};
+use crate::mesh::{MeshError, MeshFile, MeshLod};
 use crate::transcode::{self, LevelImage, Output, TranscodeError, TranscodeOptions};
 use std::collections::{BinaryHeap, HashSet};
 use std::fmt;
@@ -69,6 +70,52 @@ pub enum LoadError {
     },
 }
 
+/// One mesh LOD to read (vertices and indices, checked).
+#[derive(Debug, Clone)]
+pub struct MeshLoadRequest {
+    /// The caller's key; results carry it back. Shares the cancel namespace
+    /// with texture keys: `(key, lod)` is what [`Loader::cancel`] takes.
+    pub key: u64,
+    /// The file to read.
+    pub file: MeshFile,
+    /// The LOD to read.
+    pub lod: u32,
+    /// Larger runs first, in one queue with the texture levels.
+    pub priority: f32,
+}
+
+/// A finished mesh request.
+#[derive(Debug)]
+pub struct MeshLoadResult {
+    /// The request's key.
+    pub key: u64,
+    /// The request's LOD.
+    pub lod: u32,
+    /// The vertices and indices, or why there are none.
+    pub result: Result<MeshLod, MeshLoadError>,
+    /// Time spent reading.
+    pub elapsed: Duration,
+}
+
+/// Why a mesh load failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeshLoadError {
+    /// Reading or checking the LOD failed.
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// The worker panicked; the loader survives.
+    #[error("{name}: LOD {lod}: the loader thread panicked: {message}")]
+    Panicked {
+        /// The file's name.
+        name: String,
+        /// The LOD.
+        lod: u32,
+        /// The panic message.
+        message: String,
+    },
+}
+
 /// A finished request.
 #[derive(Debug)]
 pub struct LoadResult {
@@ -84,8 +131,34 @@ pub struct LoadResult {
     pub elapsed: Duration,
 }
 
+enum Job {
+    Level(LoadRequest),
+    Mesh(MeshLoadRequest),
+}
+
+impl Job {
+    fn priority(&self) -> f32 {
+        match self {
+            Job::Level(r) => r.priority,
+            Job::Mesh(r) => r.priority,
+        }
+    }
+
+    fn id(&self) -> (u64, u32) {
+        match self {
+            Job::Level(r) => (r.key, r.level),
+            Job::Mesh(r) => (r.key, r.lod),
+        }
+    }
+}
+
+enum Finished {
+    Level(LoadResult),
+    Mesh(MeshLoadResult),
+}
+
 struct Queued {
-    req: LoadRequest,
+    req: Job,
     seq: u64,
 }
 
@@ -103,8 +176,8 @@ impl PartialOrd for Queued {
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.req
-            .priority
-            .total_cmp(&other.req.priority)
+            .priority()
+            .total_cmp(&other.req.priority())
             .then(other.seq.cmp(&self.seq))
     }
 }
@@ -135,7 +208,11 @@ impl Shared {
 /// A pool of loader threads with a priority queue.
 pub struct Loader {
     shared: Arc<Shared>,
-    results: Receiver<LoadResult>,
+    results: Receiver<Finished>,
+    /// Mesh results drained with texture results, kept for `drain_meshes`.
+    mesh_inbox: Vec<MeshLoadResult>,
+    /// Texture results drained with mesh results, kept for `drain`.
+    level_inbox: Vec<LoadResult>,
     workers: Vec<JoinHandle<()>>,
     outstanding: usize,
 }
@@ -174,6 +251,8 @@ impl Loader {
         Self {
             shared,
             results: rx,
+            mesh_inbox: Vec::new(),
+            level_inbox: Vec::new(),
             workers,
             outstanding: 0,
         }
@@ -191,8 +270,17 @@ impl Loader {
 
     /// Queues a request.
     pub fn submit(&mut self, req: LoadRequest) {
+        self.push(Job::Level(req));
+    }
+
+    /// Queues a mesh LOD read (same workers, same queue, same priorities).
+    pub fn submit_mesh(&mut self, req: MeshLoadRequest) {
+        self.push(Job::Mesh(req));
+    }
+
+    fn push(&mut self, req: Job) {
         let mut s = self.shared.lock();
-        s.cancelled.remove(&(req.key, req.level));
+        s.cancelled.remove(&req.id());
         s.seq += 1;
         let seq = s.seq;
         s.queue.push(Queued { req, seq });
@@ -210,7 +298,7 @@ impl Loader {
     /// Requests submitted whose results have not been drained yet (cancelled
     /// ones count until a worker discards them).
     pub fn outstanding(&self) -> usize {
-        self.outstanding
+        self.outstanding + self.level_inbox.len() + self.mesh_inbox.len()
     }
 
     /// Requests still waiting for a worker.
@@ -218,11 +306,34 @@ impl Loader {
         self.shared.lock().queue.len()
     }
 
-    /// Every finished result, without blocking.
+    /// Every finished texture result, without blocking (finished mesh
+    /// results wait for [`drain_meshes`](Self::drain_meshes)).
     pub fn drain(&mut self) -> Vec<LoadResult> {
-        let out: Vec<LoadResult> = self.results.try_iter().collect();
-        self.account(&out);
-        out
+        self.collect();
+        std::mem::take(&mut self.level_inbox)
+    }
+
+    /// Every finished mesh result, without blocking (finished texture
+    /// results wait for [`drain`](Self::drain)).
+    pub fn drain_meshes(&mut self) -> Vec<MeshLoadResult> {
+        self.collect();
+        std::mem::take(&mut self.mesh_inbox)
+    }
+
+    /// Moves finished work from the channel into the two inboxes.
+    fn collect(&mut self) {
+        let got: Vec<Finished> = self.results.try_iter().collect();
+        self.sort(got);
+    }
+
+    fn sort(&mut self, got: Vec<Finished>) {
+        self.account(got.len());
+        for f in got {
+            match f {
+                Finished::Level(r) => self.level_inbox.push(r),
+                Finished::Mesh(r) => self.mesh_inbox.push(r),
+            }
+        }
     }
 
     /// Blocks until at least one result arrives or `timeout` passes, then drains.
@@ -230,7 +341,7 @@ impl Loader {
     pub fn wait(&mut self, timeout: Duration) -> Vec<LoadResult> {
         let deadline = Instant::now() + timeout;
         loop {
-            self.account(&[]);
+            self.account(0);
             let left = deadline.saturating_duration_since(Instant::now());
             if self.outstanding == 0 || left.is_zero() {
                 return Vec::new();
@@ -240,10 +351,11 @@ impl Loader {
                 .recv_timeout(left.min(Duration::from_millis(20)))
             {
                 Ok(first) => {
-                    let mut out = vec![first];
-                    out.extend(self.results.try_iter());
-                    self.account(&out);
-                    return out;
+                    let mut got = vec![first];
+                    got.extend(self.results.try_iter());
+                    self.sort(got);
+                    // mesh results stay for `drain_meshes`
+                    return std::mem::take(&mut self.level_inbox);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Vec::new(),
@@ -251,9 +363,9 @@ impl Loader {
         }
     }
 
-    fn account(&mut self, got: &[LoadResult]) {
+    fn account(&mut self, got: usize) {
         let discarded = std::mem::take(&mut self.shared.lock().discarded);
-        self.outstanding = self.outstanding.saturating_sub(got.len() + discarded);
+        self.outstanding = self.outstanding.saturating_sub(got + discarded);
     }
 }
 
@@ -271,7 +383,7 @@ impl Drop for Loader {
     }
 }
 
-fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
+fn worker_loop(shared: &Shared, tx: &Sender<Finished>) {
     loop {
         let req = {
             let mut s = shared.lock();
@@ -280,7 +392,7 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
                     return;
                 }
                 match s.queue.pop() {
-                    Some(q) if s.cancelled.remove(&(q.req.key, q.req.level)) => {
+                    Some(q) if s.cancelled.remove(&q.req.id()) => {
                         s.discarded += 1;
                     }
                     Some(q) => {
@@ -297,24 +409,51 @@ fn worker_loop(shared: &Shared, tx: &Sender<LoadResult>) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let result = run(&req, faults.as_deref());
+        let finished = match &req {
+            Job::Level(req) => Finished::Level(LoadResult {
+                key: req.key,
+                level: req.level,
+                output: req.options.output,
+                result: run(req, faults.as_deref()),
+                elapsed: start.elapsed(),
+            }),
+            Job::Mesh(req) => Finished::Mesh(MeshLoadResult {
+                key: req.key,
+                lod: req.lod,
+                result: run_mesh(req),
+                elapsed: start.elapsed(),
+            }),
+        };
         let mut s = shared.lock();
         s.busy -= 1;
-        let cancelled = s.cancelled.remove(&(req.key, req.level));
+        let cancelled = s.cancelled.remove(&req.id());
         if cancelled {
             s.discarded += 1;
         }
         drop(s);
         if !cancelled {
-            let _ = tx.send(LoadResult {
-                key: req.key,
-                level: req.level,
-                output: req.options.output,
-                result,
-                elapsed: start.elapsed(),
-            });
+            let _ = tx.send(finished);
         }
     }
+}
+
+/// Reads one mesh LOD, turning a panic into an error.
+fn run_mesh(req: &MeshLoadRequest) -> Result<MeshLod, MeshLoadError> {
+    let work = || req.file.read_lod(req.lod).map_err(MeshLoadError::from);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
+        Err(MeshLoadError::Panicked {
+            name: req.file.info().name.clone(),
+            lod: req.lod,
+            message: panic_message(p.as_ref()),
+        })
+    })
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Reads and transcodes one level, turning a codec panic into an error.
@@ -330,15 +469,10 @@ fn run(req: &LoadRequest, faults: Option<&Faults>) -> Result<LevelImage, LoadErr
         Ok(transcode::transcode_level(&req.file, &raw, &req.options)?)
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
-        let message = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
         Err(LoadError::Panicked {
             name: req.file.info().name.clone(),
             level: req.level,
-            message,
+            message: panic_message(p.as_ref()),
         })
     })
 }

@@ -12,6 +12,7 @@ pub mod residency;
 pub mod upload;
 
 pub use readback::{read_rgba8, ReadbackError};
+pub use residency::GpuMesh;
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

@@ -17,9 +17,25 @@
 
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
+use crate::mesh::MeshLod;
 use crate::transcode::{gpu_level_bytes, LevelImage};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// One mesh LOD on the GPU: its vertex and index buffers.
+#[derive(Debug)]
+pub struct GpuMesh {
+    /// Vertices ([`crate::mesh::Vertex`], 48 bytes each).
+    pub vertex: wgpu::Buffer,
+    /// `u32` indices, three per triangle.
+    pub index: wgpu::Buffer,
+    /// The LOD the buffers hold.
+    pub lod: u32,
+    /// Indices to draw.
+    pub index_count: u32,
+    /// Bytes of both buffers.
+    pub bytes: u64,
+}
 
 /// Everything that makes two textures interchangeable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,6 +113,7 @@ pub struct Residency {
     inject_oom: u32,
     faults: Option<Arc<Faults>>,
     live_textures: u64,
+    live_meshes: u64,
 }
 
 impl Residency {
@@ -113,6 +130,7 @@ impl Residency {
             inject_oom: 0,
             faults: None,
             live_textures: 0,
+            live_meshes: 0,
         }
     }
 
@@ -146,9 +164,14 @@ impl Residency {
         self.staging_in_flight.load(Ordering::Acquire)
     }
 
+    /// Bytes held by mesh buffers handed out and not yet released.
+    pub fn mesh_bytes(&self) -> u64 {
+        self.live_meshes
+    }
+
     /// Every byte of GPU memory mipstream holds through this residency.
     pub fn accounted_bytes(&self) -> u64 {
-        self.live_textures + self.pool_bytes + self.staging_bytes()
+        self.live_textures + self.live_meshes + self.pool_bytes + self.staging_bytes()
     }
 
     /// Changes the pool capacity, releasing pooled textures beyond it.
@@ -239,6 +262,82 @@ impl Residency {
         }
         self.live_textures += bytes;
         Ok(texture)
+    }
+
+    /// Vertex and index buffers for one mesh LOD, filled with its data
+    /// (`write_buffer`: the bytes count as staging until the next
+    /// [`submit`](Self::submit)'s work is done). Both buffers are created in
+    /// out-of-memory and validation error scopes; a failure creates nothing.
+    pub fn create_mesh(&mut self, label: &str, data: &MeshLod) -> Result<GpuMesh, AllocError> {
+        let vertex_bytes: &[u8] = bytemuck::cast_slice(&data.vertices);
+        let index_bytes: &[u8] = bytemuck::cast_slice(&data.indices);
+        // wgpu wants sizes in multiples of 4 (both are) and non-zero buffers
+        let sizes = [
+            vertex_bytes.len().max(4) as u64,
+            index_bytes.len().max(4) as u64,
+        ];
+        let bytes = sizes[0] + sizes[1];
+        if self.injected_oom() {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let make = |suffix: &str, size: u64, usage: wgpu::BufferUsages| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{label} {suffix}")),
+                size,
+                usage: usage | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let vertex = make("vertices", sizes[0], wgpu::BufferUsages::VERTEX);
+        let index = make("indices", sizes[1], wgpu::BufferUsages::INDEX);
+        let validation = pollster::block_on(validation.pop());
+        if pollster::block_on(oom.pop()).is_some() {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        if let Some(e) = validation {
+            return Err(AllocError::Validation {
+                label: label.to_owned(),
+                message: e.to_string(),
+            });
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        self.queue.write_buffer(&vertex, 0, vertex_bytes);
+        self.queue.write_buffer(&index, 0, index_bytes);
+        if pollster::block_on(oom.pop()).is_some() {
+            return Err(AllocError::OutOfMemory {
+                label: format!("{label} (staging)"),
+                bytes,
+            });
+        }
+        let staged = (vertex_bytes.len() + index_bytes.len()) as u64;
+        self.staging_in_flight.fetch_add(staged, Ordering::AcqRel);
+        self.unsubmitted_staging += staged;
+        self.live_meshes += bytes;
+        Ok(GpuMesh {
+            vertex,
+            index,
+            lod: data.lod,
+            index_count: data.indices.len() as u32,
+            bytes,
+        })
+    }
+
+    /// Gives mesh buffers back (wgpu frees them when the GPU is done).
+    pub fn release_mesh(&mut self, mesh: GpuMesh) {
+        self.live_meshes = self.live_meshes.saturating_sub(mesh.bytes);
+    }
+
+    /// Whether recorded uploads wait for a [`submit`](Self::submit).
+    pub fn has_unsubmitted(&self) -> bool {
+        self.unsubmitted_staging > 0
     }
 
     /// Gives a texture back: into the pool if it fits, else dropped (wgpu frees

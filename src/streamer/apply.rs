@@ -14,8 +14,15 @@ use crate::gpu::residency::{AllocError, Shape};
 use crate::gpu::GpuTexture;
 use crate::transcode::Tier;
 
+/// A texture or a mesh to grow this frame.
+#[derive(Debug, Clone, Copy)]
+enum Grow {
+    Texture(TextureId),
+    Mesh(super::MeshId),
+}
+
 /// What this frame may still upload.
-struct UploadRoom {
+pub(super) struct UploadRoom {
     bytes: u64,
     levels: u32,
     used: bool,
@@ -23,7 +30,7 @@ struct UploadRoom {
 
 impl UploadRoom {
     /// Whether one more level of `bytes` fits (the first of a frame always does).
-    fn fits(&self, bytes: u64, taken_bytes: u64, taken: u32) -> bool {
+    pub(super) fn fits(&self, bytes: u64, taken_bytes: u64, taken: u32) -> bool {
         if taken + 1 > self.levels {
             return false;
         }
@@ -31,7 +38,7 @@ impl UploadRoom {
     }
 
     /// Records an upload.
-    fn take(&mut self, bytes: u64, levels: u32) {
+    pub(super) fn take(&mut self, bytes: u64, levels: u32) {
         self.used = true;
         self.bytes = self.bytes.saturating_sub(bytes);
         self.levels = self.levels.saturating_sub(levels);
@@ -97,19 +104,30 @@ impl Streamer {
                 }
             }
         }
-        let mut order: Vec<TextureId> = ids
+        work |= self.shrink_meshes();
+        // one order for textures and meshes: the plan's benefit per byte
+        let mut order: Vec<(f32, Grow)> = ids
             .into_iter()
             .filter(|id| {
                 let (p, e) = (plan[id.index()], self.textures.get(*id).expect("live id"));
                 p.tier != e.tier || p.target < e.resident.first_level
             })
+            .map(|id| (plan[id.index()].priority, Grow::Texture(id)))
             .collect();
-        order.sort_by(|a, b| {
-            plan[b.index()]
-                .priority
-                .total_cmp(&plan[a.index()].priority)
-        });
-        for id in order {
+        order.extend(
+            self.meshes_to_grow()
+                .into_iter()
+                .map(|(id, priority)| (priority, Grow::Mesh(id))),
+        );
+        order.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (_, grow) in order {
+            let id = match grow {
+                Grow::Texture(id) => id,
+                Grow::Mesh(id) => {
+                    work |= self.grow_mesh(id, &mut room);
+                    continue;
+                }
+            };
             if self.frame < self.grow_paused_until && self.oom_reduction > 0 {
                 self.textures.get_mut(id).expect("live id").held_back =
                     Some(BelowReason::OutOfMemoryBackoff);
@@ -123,7 +141,7 @@ impl Streamer {
                 self.grow(&mut enc, id, p.target, &mut room)
             };
         }
-        if work {
+        if work || self.gpu.has_unsubmitted() {
             self.gpu.submit(enc);
         }
     }
@@ -366,7 +384,7 @@ impl Streamer {
         self.stats.rebinds += 1;
     }
 
-    fn alloc_failed(&mut self, err: AllocError) {
+    pub(super) fn alloc_failed(&mut self, err: AllocError) {
         match err {
             AllocError::OutOfMemory { label, bytes } => self.record_oom(label, bytes),
             AllocError::Validation { label, message } => {

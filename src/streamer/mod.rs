@@ -52,15 +52,17 @@
 //! ```
 
 mod apply;
+mod meshes;
 mod options;
 mod report;
 
-pub use crate::ids::{ObjectId, TextureId};
+pub use crate::ids::{MeshId, ObjectId, TextureId};
 pub use crate::plan::Policy;
-pub use options::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+pub use meshes::MeshStatus;
+pub use options::{Budget, MeshDesc, ObjectDesc, StreamerOptions, TextureDesc};
 pub use report::{
-    BelowReason, FrameStats, InvariantViolation, OomEvent, ResidencyReport, ResidencyState,
-    TextureReport, Totals,
+    BelowReason, FrameStats, InvariantViolation, MeshReport, OomEvent, ResidencyReport,
+    ResidencyState, TextureReport, Totals,
 };
 
 use crate::container::{mip_extent, OpenError};
@@ -88,6 +90,21 @@ pub enum StreamerError {
     /// The object id was removed (or never issued by this streamer).
     #[error("object {0} is not registered (removed, or from another streamer)")]
     StaleObject(ObjectId),
+    /// The mesh id was removed (or never issued by this streamer).
+    #[error("mesh {0} is not registered (removed, or from another streamer)")]
+    StaleMesh(MeshId),
+    /// Opening a mesh file failed.
+    #[error(transparent)]
+    MeshOpen(crate::mesh::MeshError),
+    /// Reading a mesh's coarsest LOD at registration failed.
+    #[error("loading the coarsest LOD of {label}: {source}")]
+    MeshBase {
+        /// The mesh.
+        label: String,
+        /// The error.
+        #[source]
+        source: crate::mesh::MeshError,
+    },
     /// The texture's format cannot be used on this adapter.
     #[error(transparent)]
     Format(#[from] TranscodeError),
@@ -202,6 +219,7 @@ pub struct Streamer {
     planner: Planner,
     loader: Loader,
     textures: Slots<Entry>,
+    meshes: Slots<meshes::MeshEntry>,
     objects: Slots<ObjectEntry>,
     frame: u64,
     stats: FrameStats,
@@ -243,6 +261,7 @@ impl Streamer {
             loader: Loader::new(options.workers),
             options,
             textures: Slots::default(),
+            meshes: Slots::default(),
             objects: Slots::default(),
             frame: 0,
             stats: FrameStats::default(),
@@ -316,7 +335,7 @@ impl Streamer {
     }
 
     /// The budget in force: the configured one, lowered after out-of-memory
-    /// events, never below what the tails need.
+    /// events, never below what the tails and coarsest mesh LODs need.
     pub fn effective_budget(&self) -> u64 {
         self.budget_bytes()
             .saturating_sub(self.oom_reduction)
@@ -327,7 +346,8 @@ impl Streamer {
         self.textures
             .iter::<TextureId>()
             .map(|(_, e)| e.plan.bytes(e.plan.tail_level, Tier::Full))
-            .sum()
+            .sum::<u64>()
+            + self.mesh_base_bytes()
     }
 
     fn pool_capacity(&self) -> u64 {
@@ -549,6 +569,7 @@ impl Streamer {
     /// Registers an object.
     pub fn register_object(&mut self, desc: ObjectDesc) -> Result<ObjectId, StreamerError> {
         self.check_textures(&desc)?;
+        self.check_meshes(&desc)?;
         let id: ObjectId = self.objects.insert(ObjectEntry { desc: desc.clone() });
         self.push_object(id, &desc);
         Ok(id)
@@ -557,6 +578,7 @@ impl Streamer {
     /// Replaces an object's bounds and textures.
     pub fn set_object(&mut self, id: ObjectId, desc: ObjectDesc) -> Result<(), StreamerError> {
         self.check_textures(&desc)?;
+        self.check_meshes(&desc)?;
         let o = self
             .objects
             .get_mut(id)
@@ -608,6 +630,12 @@ impl Streamer {
             desc.textures.iter().map(|(t, s)| (t.index(), *s)).collect();
         self.planner
             .set_object(id.index(), desc.center, desc.half_extents, &bindings);
+        self.planner.set_object_meshes(
+            id.index(),
+            desc.center,
+            desc.half_extents,
+            &Self::mesh_bindings(desc),
+        );
     }
 
     /// The view to bind for a texture. It changes when the resident levels do
@@ -759,6 +787,9 @@ impl Streamer {
         for r in self.loader.drain() {
             self.accept_load(r);
         }
+        for r in self.loader.drain_meshes() {
+            self.accept_mesh_load(r);
+        }
         if self.frame.is_multiple_of(60) && matches!(self.options.budget, Budget::Auto { .. }) {
             self.driver = memory::driver_budget(self.gpu.device());
         }
@@ -768,6 +799,7 @@ impl Streamer {
         }
         self.plan();
         self.request_loads();
+        self.request_mesh_loads();
         self.apply();
         self.gpu.poll();
         if self.gpu.accounted_bytes() > self.effective_budget() && self.gpu.staging_bytes() > 0 {
@@ -824,8 +856,9 @@ impl Streamer {
         // staging blocked the growth the views needed (a scene test caught a
         // settled picture coarser at 50% than at 15%)
         let budget = self.planner_budget();
+        let meshes = self.mesh_resident();
         self.planner
-            .plan(&self.views, budget, &resident, self.frame);
+            .plan_with_meshes(&self.views, budget, &resident, &meshes, self.frame);
         self.planner.apply_policy(self.policy);
     }
 
@@ -977,6 +1010,10 @@ impl Streamer {
                     .textures
                     .iter::<TextureId>()
                     .all(|(_, e)| e.pending.is_empty())
+                && self
+                    .meshes
+                    .iter::<MeshId>()
+                    .all(|(_, e)| e.pending.is_none())
             {
                 for r in self.loader.wait(Duration::from_millis(200)) {
                     self.accept_load(r);
@@ -995,11 +1032,14 @@ impl Streamer {
                 e.failure.is_some()
                     || p.is_some_and(|p| p.target == e.resident.first_level && p.tier == e.tier)
             })
+            && self.meshes_converged()
     }
 
-    /// Checks that accounted bytes equal the live resources, fit the budget in
-    /// force, and that every texture keeps its tail.
+    /// Checks that accounted bytes equal the live resources (textures and
+    /// mesh buffers), fit the budget in force, that every texture keeps its
+    /// tail and every mesh its coarsest LOD.
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_mesh_invariants()?;
         let live: u64 = self
             .textures
             .iter::<TextureId>()
@@ -1074,6 +1114,7 @@ impl Streamer {
     pub fn report(&self) -> ResidencyReport {
         let plan = self.planner.last_plan();
         let mut totals = Totals {
+            mesh: self.gpu.mesh_bytes(),
             pool: self.gpu.pool_bytes(),
             staging: self.gpu.staging_bytes(),
             ..Default::default()
@@ -1131,6 +1172,7 @@ impl Streamer {
             tail_bytes: self.tail_bytes(),
             totals,
             textures,
+            meshes: self.mesh_reports(frame),
             frame: self.stats,
             oom_events: self.oom_events.clone(),
             driver: self.driver.clone(),

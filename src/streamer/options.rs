@@ -1,6 +1,7 @@
 //! Streamer options and registration descriptors.
 
-use crate::ids::TextureId;
+use crate::ids::{MeshId, TextureId};
+use crate::mesh::MeshFile;
 use crate::plan::PlannerOptions;
 use crate::transcode::TextureClass;
 use crate::TextureFile;
@@ -140,6 +141,9 @@ pub struct ObjectDesc {
     /// Each texture with the world units one UV unit spans on this object
     /// (a 10 m wall with UVs 0..1 across it: 10).
     pub textures: Vec<(TextureId, f32)>,
+    /// Each mesh with the world units one mesh unit spans on this object
+    /// (its scale; the bounds above must hold the scaled mesh).
+    pub meshes: Vec<(MeshId, f32)>,
 }
 
 impl ObjectDesc {
@@ -149,6 +153,7 @@ impl ObjectDesc {
             center,
             half_extents: Vec3::splat(radius.abs()),
             textures: Vec::new(),
+            meshes: Vec::new(),
         }
     }
 
@@ -158,12 +163,47 @@ impl ObjectDesc {
             center: (min + max) * 0.5,
             half_extents: (max - min).abs() * 0.5,
             textures: Vec::new(),
+            meshes: Vec::new(),
         }
     }
 
     /// The same object also showing `texture`.
     pub fn with_texture(mut self, texture: TextureId, world_per_uv: f32) -> Self {
         self.textures.push((texture, world_per_uv));
+        self
+    }
+
+    /// The same object also showing `mesh`, `scale` world units per mesh unit.
+    pub fn with_mesh(mut self, mesh: MeshId, scale: f32) -> Self {
+        self.meshes.push((mesh, scale));
+        self
+    }
+}
+
+/// A mesh to register: its LOD chain's file.
+#[derive(Debug, Clone)]
+pub struct MeshDesc {
+    /// The opened file.
+    pub file: MeshFile,
+    /// Importance multiplier (1 = normal).
+    pub priority: f32,
+    /// A name for reports and GPU labels. Default: the file name.
+    pub label: Option<String>,
+}
+
+impl MeshDesc {
+    /// A mesh with default settings.
+    pub fn new(file: MeshFile) -> Self {
+        Self {
+            file,
+            priority: 1.0,
+            label: None,
+        }
+    }
+
+    /// The same with a label.
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
         self
     }
 }

@@ -2,7 +2,7 @@
 //! result of [`crate::Streamer::check_invariants`].
 
 use crate::gpu::memory::{human_bytes, AllocatorSummary, DriverBudget, GpuCounters};
-use crate::ids::TextureId;
+use crate::ids::{MeshId, TextureId};
 use crate::transcode::{TextureClass, Tier};
 use std::fmt;
 use std::time::Duration;
@@ -94,6 +94,35 @@ pub struct TextureReport {
     pub below: Option<BelowReason>,
 }
 
+/// One mesh in a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshReport {
+    /// Its id.
+    pub id: MeshId,
+    /// Its label.
+    pub label: String,
+    /// LODs in the file.
+    pub lods: u32,
+    /// LOD the views need (projected error within the target, after hysteresis).
+    pub wanted: u32,
+    /// LOD the budget plan gives it.
+    pub planned: u32,
+    /// Finest resident LOD (the one drawn).
+    pub resident: u32,
+    /// Triangles of the resident LOD.
+    pub triangles: u32,
+    /// Projected geometric error of the resident LOD at the nearest view, pixels.
+    pub screen_error_px: f32,
+    /// Bytes resident (the coarsest LOD plus the drawn one).
+    pub bytes: u64,
+    /// Weighted screen coverage in pixels.
+    pub coverage: f32,
+    /// State.
+    pub state: ResidencyState,
+    /// Why `resident` is coarser than `wanted`, if it is.
+    pub below: Option<BelowReason>,
+}
+
 /// The GPU ran out of memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OomEvent {
@@ -142,6 +171,8 @@ pub struct Totals {
     pub normal: u64,
     /// Other data textures.
     pub data: u64,
+    /// Mesh vertex and index buffers.
+    pub mesh: u64,
     /// Freed textures kept for reuse.
     pub pool: u64,
     /// Staging buffers the GPU has not finished reading.
@@ -151,7 +182,7 @@ pub struct Totals {
 impl Totals {
     /// Everything mipstream holds.
     pub fn accounted(&self) -> u64 {
-        self.color + self.normal + self.data + self.pool + self.staging
+        self.color + self.normal + self.data + self.mesh + self.pool + self.staging
     }
 }
 
@@ -193,6 +224,8 @@ pub struct ResidencyReport {
     pub totals: Totals,
     /// Every texture.
     pub textures: Vec<TextureReport>,
+    /// Per mesh.
+    pub meshes: Vec<MeshReport>,
     /// The last frame's work.
     pub frame: FrameStats,
     /// Recent out-of-memory events, oldest first.
@@ -212,7 +245,7 @@ impl fmt::Display for ResidencyReport {
         let t = &self.totals;
         writeln!(
             f,
-            "frame {}: {} of {} budget ({} effective); colour {}, normal {}, data {}, pool {}, staging {}",
+            "frame {}: {} of {} budget ({} effective); colour {}, normal {}, data {}, meshes {}, pool {}, staging {}",
             self.frame.frame,
             human_bytes(t.accounted()),
             human_bytes(self.budget),
@@ -220,6 +253,7 @@ impl fmt::Display for ResidencyReport {
             human_bytes(t.color),
             human_bytes(t.normal),
             human_bytes(t.data),
+            human_bytes(t.mesh),
             human_bytes(t.pool),
             human_bytes(t.staging)
         )?;
@@ -256,14 +290,7 @@ impl fmt::Display for ResidencyReport {
             "texture", "size", "wanted", "resident", "tier", "bytes", "state"
         )?;
         for x in &self.textures {
-            let state = match &x.state {
-                ResidencyState::Resident => "resident".to_owned(),
-                ResidencyState::Loading { levels } => format!("loading {levels}"),
-                ResidencyState::Uploading { levels } => format!("uploading {levels}"),
-                ResidencyState::Failed { retry_at_frame, .. } => {
-                    format!("failed, retry {retry_at_frame}")
-                }
-            };
+            let state = state_text(&x.state);
             writeln!(
                 f,
                 "{:<24} {:>11} {:>6} {:>8} {:>8} {:>10}  {:<22} {}",
@@ -277,10 +304,42 @@ impl fmt::Display for ResidencyReport {
                 x.below.as_ref().map_or(String::new(), |b| b.to_string())
             )?;
         }
+        if !self.meshes.is_empty() {
+            writeln!(
+                f,
+                "{:<24} {:>11} {:>6} {:>8} {:>8} {:>10}  {:<22} why below",
+                "mesh", "triangles", "wanted", "resident", "error px", "bytes", "state"
+            )?;
+        }
+        for x in &self.meshes {
+            writeln!(
+                f,
+                "{:<24} {:>11} {:>6} {:>8} {:>8.2} {:>10}  {:<22} {}",
+                x.label.chars().take(24).collect::<String>(),
+                x.triangles,
+                x.wanted,
+                x.resident,
+                x.screen_error_px,
+                human_bytes(x.bytes),
+                state_text(&x.state),
+                x.below.as_ref().map_or(String::new(), |b| b.to_string())
+            )?;
+        }
         for e in &self.oom_events {
             writeln!(f, "{e}")?;
         }
         Ok(())
+    }
+}
+
+fn state_text(state: &ResidencyState) -> String {
+    match state {
+        ResidencyState::Resident => "resident".to_owned(),
+        ResidencyState::Loading { levels } => format!("loading {levels}"),
+        ResidencyState::Uploading { levels } => format!("uploading {levels}"),
+        ResidencyState::Failed { retry_at_frame, .. } => {
+            format!("failed, retry {retry_at_frame}")
+        }
     }
 }
 
@@ -317,5 +376,25 @@ pub enum InvariantViolation {
         tail: u32,
         /// Levels in the file.
         levels: u32,
+    },
+    /// Mesh buffer accounting disagrees with the live buffers.
+    #[error("accounting says {accounted} mesh bytes but live mesh buffers hold {live}")]
+    MeshAccounting {
+        /// What the accounting says.
+        accounted: u64,
+        /// What the live buffers add up to.
+        live: u64,
+    },
+    /// A mesh lost its coarsest LOD or holds a detail LOD that is not finer.
+    #[error("mesh {id} holds LODs {base} and {detail:?} but must hold {coarsest} and a finer one at most")]
+    MissingBaseLod {
+        /// The mesh.
+        id: MeshId,
+        /// The LOD of its always-resident buffers.
+        base: u32,
+        /// The LOD of its detail buffers, if any.
+        detail: Option<u32>,
+        /// Its coarsest LOD.
+        coarsest: u32,
     },
 }

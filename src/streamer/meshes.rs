@@ -1,0 +1,510 @@
+//! Meshes in the streamer: registration (the coarsest LOD loaded before it
+//! returns, so a mesh is never missing), LOD loads on the loader threads,
+//! swaps at `update` (frame boundaries) under the upload cap and the one
+//! budget, and the mesh half of the report and the invariants.
+//!
+//! A mesh holds its coarsest LOD's buffers from registration to removal and
+//! at most one finer LOD's ("detail"), the one drawn. Moving to another
+//! finer LOD loads it whole, builds its buffers beside the old ones, then
+//! swaps; moving to the coarsest drops the detail at once. A detail finer
+//! than planned is kept until the planned LOD has arrived, unless the budget
+//! in force is exceeded, when it goes at once.
+
+use super::{BelowReason, Failure, Streamer, StreamerError};
+use crate::gpu::GpuMesh;
+use crate::ids::MeshId;
+use crate::mesh::{LodInfo, MeshFile, MeshLod, VERTEX_STRIDE};
+use crate::plan::{MeshPlan, MeshResident, PlanMesh};
+use crate::streamer::report::{MeshReport, ResidencyState};
+use crate::streamer::MeshDesc;
+use crate::worker::{MeshLoadError, MeshLoadRequest, MeshLoadResult};
+
+/// One registered mesh.
+#[derive(Debug)]
+pub(super) struct MeshEntry {
+    pub(super) label: String,
+    pub(super) file: MeshFile,
+    pub(super) plan: PlanMesh,
+    /// The coarsest LOD, resident from registration to removal.
+    pub(super) base: GpuMesh,
+    /// A finer LOD, when one is resident: the one drawn.
+    pub(super) detail: Option<GpuMesh>,
+    pub(super) since_frame: u64,
+    /// The LOD being read, if any.
+    pub(super) requested: Option<u32>,
+    /// A LOD that arrived and waits for upload room or budget.
+    pub(super) pending: Option<MeshLod>,
+    pub(super) failure: Option<Failure>,
+    pub(super) held_back: Option<BelowReason>,
+}
+
+impl MeshEntry {
+    /// The LOD drawn.
+    pub(super) fn lod(&self) -> u32 {
+        self.detail.as_ref().map_or(self.base.lod, |d| d.lod)
+    }
+
+    /// Bytes of every buffer the mesh holds.
+    pub(super) fn bytes(&self) -> u64 {
+        self.base.bytes + self.detail.as_ref().map_or(0, |d| d.bytes)
+    }
+}
+
+/// Bytes `Residency::create_mesh` allocates for a LOD.
+fn gpu_bytes(l: &LodInfo) -> u64 {
+    (l.vertex_count as u64 * VERTEX_STRIDE as u64).max(4) + (l.index_count as u64 * 4).max(4)
+}
+
+/// The bit marking mesh load keys (texture keys have slots below 2^30).
+const MESH_KEY: u64 = 1 << 62;
+
+fn mesh_key(id: MeshId) -> u64 {
+    MESH_KEY | ((id.index() as u64) << 32) | id.generation() as u64
+}
+
+/// A mesh's state in brief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeshStatus {
+    /// The LOD drawn.
+    pub resident: u32,
+    /// The LOD the plan gives it.
+    pub planned: u32,
+    /// The LOD the views want.
+    pub wanted: u32,
+    /// Its coarsest LOD.
+    pub coarsest: u32,
+}
+
+impl Streamer {
+    /// Registers a mesh: reads its coarsest LOD and builds its buffers before
+    /// returning, so [`mesh_buffers`](Self::mesh_buffers) always has
+    /// something to draw. Finer LODs stream in as objects showing the mesh
+    /// come near.
+    pub fn register_mesh(&mut self, desc: MeshDesc) -> Result<MeshId, StreamerError> {
+        let info = desc.file.info().clone();
+        let label = desc.label.clone().unwrap_or_else(|| info.name.clone());
+        let coarsest = info.lods.len().saturating_sub(1) as u32;
+        let data = desc
+            .file
+            .read_lod(coarsest)
+            .map_err(|source| StreamerError::MeshBase {
+                label: label.clone(),
+                source,
+            })?;
+        let base = match self.gpu.create_mesh(&label, &data) {
+            Ok(b) => b,
+            Err(e) => {
+                self.alloc_failed(e.clone());
+                return Err(e.into());
+            }
+        };
+        self.submit_uploads();
+        let plan = PlanMesh {
+            lod_bytes: info.lods.iter().map(gpu_bytes).collect(),
+            lod_errors: info.lods.iter().map(|l| l.error).collect(),
+            boost: desc.priority,
+        };
+        let id: MeshId = self.meshes.insert(MeshEntry {
+            label,
+            file: desc.file,
+            plan: plan.clone(),
+            base,
+            detail: None,
+            since_frame: self.frame,
+            requested: None,
+            pending: None,
+            failure: None,
+            held_back: None,
+        });
+        self.planner.set_mesh(id.index(), plan);
+        Ok(id)
+    }
+
+    /// Registers the mesh in a `.msmesh` file.
+    pub fn register_mesh_path(
+        &mut self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<MeshId, StreamerError> {
+        let file = MeshFile::open_path(path).map_err(StreamerError::MeshOpen)?;
+        self.register_mesh(MeshDesc::new(file))
+    }
+
+    /// Removes a mesh; objects that showed it stop counting it.
+    pub fn remove_mesh(&mut self, id: MeshId) -> Result<(), StreamerError> {
+        let e = self.meshes.remove(id).ok_or(StreamerError::StaleMesh(id))?;
+        if let Some(lod) = e.requested {
+            self.loader.cancel(mesh_key(id), lod);
+        }
+        self.gpu.release_mesh(e.base);
+        if let Some(d) = e.detail {
+            self.gpu.release_mesh(d);
+        }
+        self.planner.remove_mesh(id.index());
+        let affected: Vec<crate::ObjectId> = self
+            .objects
+            .iter::<crate::ObjectId>()
+            .filter(|(_, o)| o.desc.meshes.iter().any(|(m, _)| *m == id))
+            .map(|(o, _)| o)
+            .collect();
+        for o in affected {
+            let mut desc = self.objects.get(o).expect("listed").desc.clone();
+            desc.meshes.retain(|(m, _)| *m != id);
+            self.set_object(o, desc)?;
+        }
+        Ok(())
+    }
+
+    /// The buffers to draw a mesh with this frame (the finest resident LOD).
+    /// They change only in [`update`](Self::update).
+    pub fn mesh_buffers(&self, id: MeshId) -> Result<&GpuMesh, StreamerError> {
+        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        Ok(e.detail.as_ref().unwrap_or(&e.base))
+    }
+
+    /// A mesh's LODs in brief.
+    pub fn mesh_status(&self, id: MeshId) -> Result<MeshStatus, StreamerError> {
+        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let p = self.mesh_plan(id);
+        Ok(MeshStatus {
+            resident: e.lod(),
+            planned: p.target,
+            wanted: p.wanted,
+            coarsest: e.plan.coarsest(),
+        })
+    }
+
+    /// The meshes registered now.
+    pub fn mesh_ids(&self) -> Vec<MeshId> {
+        self.meshes.iter::<MeshId>().map(|(id, _)| id).collect()
+    }
+
+    fn mesh_plan(&self, id: MeshId) -> MeshPlan {
+        let e = self.meshes.get(id);
+        self.planner
+            .last_plan()
+            .meshes
+            .get(id.index())
+            .copied()
+            .filter(|p| p.target <= e.map_or(0, |e| e.plan.coarsest()))
+            .unwrap_or_else(|| {
+                let c = e.map_or(0, |e| e.plan.coarsest());
+                MeshPlan {
+                    wanted: c,
+                    target: c,
+                    ..MeshPlan::default()
+                }
+            })
+    }
+
+    pub(super) fn check_meshes(&self, desc: &super::ObjectDesc) -> Result<(), StreamerError> {
+        match desc
+            .meshes
+            .iter()
+            .find(|(m, _)| self.meshes.get(*m).is_none())
+        {
+            Some((m, _)) => Err(StreamerError::StaleMesh(*m)),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn mesh_bindings(desc: &super::ObjectDesc) -> Vec<(usize, f32)> {
+        desc.meshes.iter().map(|(m, s)| (m.index(), *s)).collect()
+    }
+
+    /// What each mesh slot has resident now, for the planner.
+    pub(super) fn mesh_resident(&self) -> Vec<MeshResident> {
+        let n = self
+            .meshes
+            .iter::<MeshId>()
+            .map(|(id, _)| id.index() + 1)
+            .max()
+            .unwrap_or(0);
+        let mut out = vec![
+            MeshResident {
+                lod: 0,
+                since_frame: 0
+            };
+            n
+        ];
+        for (id, e) in self.meshes.iter::<MeshId>() {
+            out[id.index()] = MeshResident {
+                lod: e.lod(),
+                since_frame: e.since_frame,
+            };
+        }
+        out
+    }
+
+    /// Bytes of every mesh's coarsest LOD (always resident).
+    pub(super) fn mesh_base_bytes(&self) -> u64 {
+        self.meshes
+            .iter::<MeshId>()
+            .map(|(_, e)| e.base.bytes)
+            .sum()
+    }
+
+    pub(super) fn accept_mesh_load(&mut self, r: MeshLoadResult) {
+        let frame = self.frame;
+        let backoff = self.options.retry_backoff_frames;
+        let Some(id) = self.decode_mesh_key(r.key) else {
+            return;
+        };
+        let e = self.meshes.get_mut(id).expect("decoded ids are live");
+        if e.requested != Some(r.lod) {
+            return; // a LOD no longer wanted
+        }
+        e.requested = None;
+        match r.result {
+            Ok(data) => {
+                e.failure = None;
+                e.pending = Some(data);
+            }
+            Err(err) => {
+                self.stats.failed_loads += 1;
+                if matches!(err, MeshLoadError::Panicked { .. }) {
+                    self.stats.panicked_loads += 1;
+                }
+                let attempts = e.failure.as_ref().map_or(0, |f| f.attempts) + 1;
+                e.failure = Some(Failure {
+                    message: err.to_string(),
+                    attempts,
+                    retry_at: frame + backoff * (1u64 << (attempts - 1).min(6)),
+                });
+            }
+        }
+    }
+
+    fn decode_mesh_key(&self, key: u64) -> Option<MeshId> {
+        if key & MESH_KEY == 0 || key & super::TAIL_KEY != 0 {
+            return None;
+        }
+        let slot = ((key >> 32) & 0x3fff_ffff) as usize;
+        let id: MeshId = self.meshes.id_at(slot)?;
+        (mesh_key(id) == key).then_some(id)
+    }
+
+    /// Submits the loads the plan needs: the planned LOD when it is finer
+    /// than the coarsest and not the one drawn.
+    pub(super) fn request_mesh_loads(&mut self) {
+        let frame = self.frame;
+        let ids = self.mesh_ids();
+        for id in ids {
+            let p = self.mesh_plan(id);
+            let e = self.meshes.get_mut(id).expect("live id");
+            let want = (p.target < e.plan.coarsest() && p.target != e.lod()).then_some(p.target);
+            if let Some(lod) = e.requested.filter(|&l| Some(l) != want) {
+                self.loader.cancel(mesh_key(id), lod);
+                e.requested = None;
+            }
+            if e.pending.as_ref().is_some_and(|d| Some(d.lod) != want) {
+                e.pending = None;
+            }
+            let Some(lod) = want else {
+                e.failure = None;
+                continue;
+            };
+            if e.requested.is_some()
+                || e.pending.is_some()
+                || e.failure.as_ref().is_some_and(|f| f.retry_at > frame)
+            {
+                continue;
+            }
+            self.loader.submit_mesh(MeshLoadRequest {
+                key: mesh_key(id),
+                file: e.file.clone(),
+                lod,
+                priority: p.priority.max(1e-30),
+            });
+            e.requested = Some(lod);
+            self.stats.requested += 1;
+        }
+    }
+
+    /// Drops details the plan or the budget no longer pays for: to the
+    /// coarsest LOD when planned, or when the budget in force is exceeded
+    /// and the planned LOD has not arrived. Returns whether anything changed.
+    pub(super) fn shrink_meshes(&mut self) -> bool {
+        let mut changed = false;
+        for id in self.mesh_ids() {
+            let p = self.mesh_plan(id);
+            let over = self.gpu.accounted_bytes() > self.effective_budget();
+            let frame = self.frame;
+            let e = self.meshes.get_mut(id).expect("live id");
+            let Some(lod) = e.detail.as_ref().map(|d| d.lod) else {
+                continue;
+            };
+            let coarser = p.target > lod;
+            let ready = e.pending.as_ref().is_some_and(|d| d.lod == p.target);
+            if coarser && (p.target >= e.plan.coarsest() || (over && !ready)) {
+                let d = e.detail.take().expect("checked");
+                e.since_frame = frame;
+                self.gpu.release_mesh(d);
+                self.stats.shrunk += 1;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Swaps in an arrived LOD if the upload room and the budget allow;
+    /// otherwise records why not. Returns whether anything changed.
+    pub(super) fn grow_mesh(&mut self, id: MeshId, room: &mut super::apply::UploadRoom) -> bool {
+        if self.frame < self.grow_paused_until && self.oom_reduction > 0 {
+            self.meshes.get_mut(id).expect("live id").held_back =
+                Some(BelowReason::OutOfMemoryBackoff);
+            return false;
+        }
+        let budget = self.effective_budget();
+        let held = self.gpu.accounted_bytes();
+        let e = self.meshes.get_mut(id).expect("live id");
+        let Some(data) = e.pending.as_ref() else {
+            return false;
+        };
+        let info = e.file.info().lods[data.lod as usize];
+        let bytes = gpu_bytes(&info);
+        let upload = info.bytes();
+        if !room.fits(upload, 0, 0) {
+            e.held_back = Some(BelowReason::UploadCap);
+            return false;
+        }
+        // the new buffers and their staging beside everything held (the old
+        // detail goes after the swap)
+        if held + bytes + upload > budget {
+            e.held_back = Some(BelowReason::Budget);
+            let old = e.detail.as_ref().map_or(0, |d| d.bytes);
+            self.need_headroom(old + bytes + upload);
+            return false;
+        }
+        let data = e.pending.take().expect("checked");
+        let label = format!("{} LOD {}", e.label, data.lod);
+        match self.gpu.create_mesh(&label, &data) {
+            Ok(new) => {
+                let frame = self.frame;
+                let e = self.meshes.get_mut(id).expect("live id");
+                let old = e.detail.replace(new);
+                e.since_frame = frame;
+                e.held_back = None;
+                if let Some(old) = old {
+                    self.gpu.release_mesh(old);
+                }
+                room.take(upload, 1);
+                self.stats.upload_bytes += upload;
+                self.stats.uploads += 1;
+                self.stats.grown += 1;
+                true
+            }
+            Err(err) => {
+                self.meshes.get_mut(id).expect("live id").pending = Some(data);
+                self.alloc_failed(err);
+                false
+            }
+        }
+    }
+
+    /// Meshes with an arrived LOD to swap in, with their plan priority.
+    pub(super) fn meshes_to_grow(&mut self) -> Vec<(MeshId, f32)> {
+        let mut out = Vec::new();
+        for id in self.mesh_ids() {
+            let p = self.mesh_plan(id);
+            let e = self.meshes.get_mut(id).expect("live id");
+            e.held_back = None;
+            if e.pending.as_ref().is_some_and(|d| d.lod == p.target) {
+                out.push((id, p.priority));
+            }
+        }
+        out
+    }
+
+    /// Whether every mesh draws its planned LOD (failed ones count as settled).
+    pub(super) fn meshes_converged(&self) -> bool {
+        self.meshes
+            .iter::<MeshId>()
+            .all(|(id, e)| e.failure.is_some() || self.mesh_plan(id).target == e.lod())
+    }
+
+    pub(super) fn mesh_reports(&self, frame: u64) -> Vec<MeshReport> {
+        self.meshes
+            .iter::<MeshId>()
+            .map(|(id, e)| {
+                let p = self.mesh_plan(id);
+                let lod = e.lod();
+                let state = if let Some(f) = &e.failure {
+                    ResidencyState::Failed {
+                        error: f.message.clone(),
+                        retry_at_frame: f.retry_at,
+                    }
+                } else if e.requested.is_some() {
+                    ResidencyState::Loading { levels: 1 }
+                } else if e.pending.is_some() {
+                    ResidencyState::Uploading { levels: 1 }
+                } else {
+                    ResidencyState::Resident
+                };
+                let below = if lod <= p.wanted {
+                    None
+                } else if let Some(f) = &e.failure {
+                    Some(BelowReason::Error(f.message.clone()))
+                } else if p.target >= lod {
+                    Some(BelowReason::Budget)
+                } else if let Some(r) = &e.held_back {
+                    Some(r.clone())
+                } else if frame < self.grow_paused_until {
+                    Some(BelowReason::OutOfMemoryBackoff)
+                } else if e.requested.is_some() {
+                    Some(BelowReason::Loading)
+                } else {
+                    Some(BelowReason::UploadCap)
+                };
+                MeshReport {
+                    id,
+                    label: e.label.clone(),
+                    lods: e.plan.lod_bytes.len() as u32,
+                    wanted: p.wanted,
+                    planned: p.target,
+                    resident: lod,
+                    triangles: e.file.info().lods[lod as usize].triangles(),
+                    screen_error_px: p.screen_error_px(&e.plan, lod),
+                    bytes: e.bytes(),
+                    coverage: p.coverage,
+                    state,
+                    below,
+                }
+            })
+            .collect()
+    }
+
+    /// The mesh half of `check_invariants`.
+    pub(super) fn check_mesh_invariants(&self) -> Result<(), super::InvariantViolation> {
+        let live: u64 = self.meshes.iter::<MeshId>().map(|(_, e)| e.bytes()).sum();
+        let accounted = self.gpu.mesh_bytes();
+        if live != accounted {
+            return Err(super::InvariantViolation::MeshAccounting { accounted, live });
+        }
+        for (id, e) in self.meshes.iter::<MeshId>() {
+            let coarsest = e.plan.coarsest();
+            let detail = e.detail.as_ref().map(|d| d.lod);
+            if e.base.lod != coarsest || detail.is_some_and(|d| d >= coarsest) {
+                return Err(super::InvariantViolation::MissingBaseLod {
+                    id,
+                    base: e.base.lod,
+                    detail,
+                    coarsest,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits uploads recorded outside `apply` (registration).
+    pub(super) fn submit_uploads(&mut self) {
+        if self.gpu.has_unsubmitted() {
+            let enc = self
+                .gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("mipstream mesh uploads"),
+                });
+            self.gpu.submit(enc);
+        }
+    }
+}
