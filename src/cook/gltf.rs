@@ -383,7 +383,7 @@ fn smooth_normals(vertices: &mut [Vertex], indices: &[u32]) {
 }
 
 /// The encoded bytes of an image (PNG, JPEG or KTX2).
-fn image_bytes(
+pub(crate) fn image_bytes(
     name: &str,
     image: &gltf::Image<'_>,
     base: &Path,

@@ -1,0 +1,106 @@
+// The minimal glTF material renderer: base colour (texture times factor), a
+// tangent-space normal map in any of mipstream's channel layouts, one sun and
+// a hemisphere ambient, linear light out to an sRGB target. Enough to judge
+// what a LOD or a mip costs a picture, not a PBR renderer.
+
+struct Globals {
+    view_proj: mat4x4<f32>,
+    eye: vec4<f32>,
+    sun: vec4<f32>,
+}
+
+struct Draw {
+    model: mat4x4<f32>,
+    // the inverse transpose of the model's upper 3x3, in three columns
+    normal0: vec4<f32>,
+    normal1: vec4<f32>,
+    normal2: vec4<f32>,
+    // x: dither fade (0 off; > 0 draw where the dither is below it; < 0 draw
+    // where it is at or above -fade), yzw unused
+    fade: vec4<f32>,
+}
+
+struct Material {
+    base_color: vec4<f32>,
+    // x: normal scale, y: normal layout (0 none, 1 as authored, 2 RG, 3 RA),
+    // z: alpha cutoff (0: opaque)
+    params: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> g: Globals;
+@group(0) @binding(1) var samp: sampler;
+@group(1) @binding(0) var<uniform> d: Draw;
+@group(2) @binding(0) var<uniform> m: Material;
+@group(2) @binding(1) var base_tex: texture_2d<f32>;
+@group(2) @binding(2) var normal_tex: texture_2d<f32>;
+
+struct VsIn {
+    @location(0) pos: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) uv: vec2<f32>,
+    @location(3) tangent: vec4<f32>,
+}
+
+struct VsOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) uv: vec2<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) tangent: vec4<f32>,
+}
+
+@vertex
+fn vs(v: VsIn) -> VsOut {
+    let world = d.model * vec4<f32>(v.pos, 1.0);
+    let nm = mat3x3<f32>(d.normal0.xyz, d.normal1.xyz, d.normal2.xyz);
+    let m3 = mat3x3<f32>(d.model[0].xyz, d.model[1].xyz, d.model[2].xyz);
+    var out: VsOut;
+    out.clip = g.view_proj * world;
+    out.uv = v.uv;
+    out.normal = nm * v.normal;
+    out.tangent = vec4<f32>(m3 * v.tangent.xyz, v.tangent.w);
+    return out;
+}
+
+// 4x4 ordered dither in [0, 1)
+fn bayer(p: vec2<u32>) -> f32 {
+    let m = array<f32, 16>(0.0, 8.0, 2.0, 10.0, 12.0, 4.0, 14.0, 6.0,
+                           3.0, 11.0, 1.0, 9.0, 15.0, 7.0, 13.0, 5.0);
+    return (m[(p.y % 4u) * 4u + (p.x % 4u)] + 0.5) / 16.0;
+}
+
+@fragment
+fn fs(f: VsOut) -> @location(0) vec4<f32> {
+    let fade = d.fade.x;
+    if fade != 0.0 {
+        let t = bayer(vec2<u32>(f.clip.xy));
+        if (fade > 0.0 && t >= fade) || (fade < 0.0 && t < -fade) {
+            discard;
+        }
+    }
+    let c = textureSample(base_tex, samp, f.uv) * m.base_color;
+    if m.params.z > 0.0 && c.a < m.params.z {
+        discard;
+    }
+    var n = normalize(f.normal);
+    let nlayout = u32(m.params.y);
+    let t_len = length(f.tangent.xyz);
+    if nlayout != 0u && t_len > 1e-6 {
+        let s = textureSample(normal_tex, samp, f.uv);
+        var xy = s.xy * 2.0 - 1.0;
+        var z = s.z * 2.0 - 1.0;
+        if nlayout == 3u {
+            xy = vec2<f32>(s.r, s.a) * 2.0 - 1.0;
+        }
+        if nlayout >= 2u {
+            z = sqrt(max(1.0 - dot(xy, xy), 0.0));
+        }
+        let tn = normalize(vec3<f32>(xy * m.params.x, z));
+        let t = normalize(f.tangent.xyz - n * dot(n, f.tangent.xyz));
+        let b = cross(n, t) * f.tangent.w;
+        n = normalize(t * tn.x + b * tn.y + n * tn.z);
+    }
+    let sun = max(dot(n, normalize(g.sun.xyz)), 0.0);
+    let sky = 0.5 + 0.5 * n.y;
+    let light = 0.9 * sun + mix(0.12, 0.35, sky);
+    return vec4<f32>(c.rgb * light, 1.0);
+}

@@ -1,0 +1,290 @@
+//! A cooked glTF scene, streamed: [`StreamedScene::load`] registers every
+//! mesh (`.msmesh`) and material texture (KTX2) of a `scene.json` with a
+//! [`Streamer`], and one object per instance (world bounds, the mesh with the
+//! instance's scale, the material's textures with their world units per UV
+//! unit), so textures and meshes share the one budget. [`StreamedScene::draws`]
+//! hands the [`MeshRenderer`] what to draw this frame: each instance with the
+//! LOD the streamer holds now.
+
+use super::scene_file::{SceneFile, SceneFileError};
+use super::{MeshError, MeshFile};
+use crate::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
+use crate::streamer::{MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerError};
+use crate::{TextureClass, TextureId};
+use glam::{Mat4, Vec3};
+use std::path::{Path, PathBuf};
+
+/// Why a cooked scene cannot be streamed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SceneLoadError {
+    /// The scene file is missing or invalid.
+    #[error(transparent)]
+    Scene(#[from] SceneFileError),
+    /// A mesh file is missing or invalid.
+    #[error("{path}: {source}")]
+    Mesh {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: MeshError,
+    },
+    /// Registering with the streamer failed.
+    #[error("{what}: {source}")]
+    Streamer {
+        /// The mesh or texture.
+        what: String,
+        /// The error.
+        #[source]
+        source: Box<StreamerError>,
+    },
+}
+
+/// A material's streamed textures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamedMaterial {
+    /// Base colour.
+    pub base_color: Option<TextureId>,
+    /// Normal map.
+    pub normal: Option<TextureId>,
+    /// Factors.
+    pub factors: MaterialFactors,
+}
+
+/// One instance: a mesh placed in the world.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamedInstance {
+    /// Index into [`StreamedScene::meshes`].
+    pub mesh: usize,
+    /// Mesh to world.
+    pub model: Mat4,
+    /// The streamer object standing for it.
+    pub object: ObjectId,
+    /// World-space bounds.
+    pub bounds: (Vec3, Vec3),
+}
+
+/// A cooked scene registered with a streamer.
+#[derive(Debug)]
+pub struct StreamedScene {
+    /// The scene file as loaded.
+    pub file: SceneFile,
+    /// Where it was loaded from.
+    pub path: PathBuf,
+    /// One id per scene mesh.
+    pub meshes: Vec<MeshId>,
+    /// Per scene mesh: its material index.
+    pub mesh_materials: Vec<usize>,
+    /// One entry per scene material.
+    pub materials: Vec<StreamedMaterial>,
+    /// One entry per scene instance.
+    pub instances: Vec<StreamedInstance>,
+    /// World bounds of every instance.
+    pub bounds: (Vec3, Vec3),
+    bindings: Vec<Option<MaterialBinding>>,
+}
+
+/// Mesh units per UV unit over a LOD: the square root of its surface area
+/// over its UV area (1 when it has no UV area).
+fn units_per_uv(file: &MeshFile) -> Result<f32, MeshError> {
+    let coarsest = file.info().lods.len().saturating_sub(1) as u32;
+    let lod = file.read_lod(coarsest)?;
+    let (mut area, mut uv_area) = (0.0f64, 0.0f64);
+    for t in lod.indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| lod.vertices[i as usize]);
+        let (pa, pb, pc) = (
+            Vec3::from(a.position),
+            Vec3::from(b.position),
+            Vec3::from(c.position),
+        );
+        area += (pb - pa).cross(pc - pa).length() as f64 * 0.5;
+        let (u1, u2) = (
+            [b.uv[0] - a.uv[0], b.uv[1] - a.uv[1]],
+            [c.uv[0] - a.uv[0], c.uv[1] - a.uv[1]],
+        );
+        uv_area += (u1[0] * u2[1] - u1[1] * u2[0]).abs() as f64 * 0.5;
+    }
+    Ok(if uv_area > 1e-12 && area > 0.0 {
+        (area / uv_area).sqrt() as f32
+    } else {
+        1.0
+    })
+}
+
+impl StreamedScene {
+    /// Registers the scene at `path` (a `scene.json` written by
+    /// `mipstream cook-gltf`) with `streamer`.
+    pub fn load(streamer: &mut Streamer, path: &Path) -> Result<Self, SceneLoadError> {
+        let file = SceneFile::load(path)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let reg = |what: &str| {
+            let what = what.to_owned();
+            move |source| SceneLoadError::Streamer {
+                what,
+                source: Box::new(source),
+            }
+        };
+        let mut meshes = Vec::new();
+        let mut densities = Vec::new();
+        let mut mesh_bounds = Vec::new();
+        for m in &file.meshes {
+            let p = dir.join(&m.file);
+            let mesh_err = |source| SceneLoadError::Mesh {
+                path: p.clone(),
+                source,
+            };
+            let f = MeshFile::open_path(&p).map_err(mesh_err)?;
+            densities.push(units_per_uv(&f).map_err(mesh_err)?);
+            mesh_bounds.push(f.info().bounds);
+            meshes.push(
+                streamer
+                    .register_mesh(MeshDesc::new(f).with_label(m.name.clone()))
+                    .map_err(reg(&m.name))?,
+            );
+        }
+        let mut materials = Vec::new();
+        // materials sharing an image share one streamed texture
+        let mut registered: std::collections::HashMap<PathBuf, TextureId> = Default::default();
+        for m in &file.materials {
+            let mut texture = |p: &Option<PathBuf>, class| -> Result<_, SceneLoadError> {
+                let Some(p) = p else { return Ok(None) };
+                if let Some(&id) = registered.get(p) {
+                    return Ok(Some(id));
+                }
+                let id = streamer
+                    .register_texture_path(dir.join(p), class)
+                    .map_err(reg(&p.display().to_string()))?;
+                registered.insert(p.clone(), id);
+                Ok(Some(id))
+            };
+            materials.push(StreamedMaterial {
+                base_color: texture(&m.base_color, TextureClass::Color)?,
+                normal: texture(&m.normal, TextureClass::Normal)?,
+                factors: MaterialFactors {
+                    base_color: m.base_color_factor,
+                    normal_scale: m.normal_scale,
+                    alpha_cutoff: if m.alpha_mode == "MASK" {
+                        m.alpha_cutoff
+                    } else {
+                        0.0
+                    },
+                },
+            });
+        }
+        let mut instances = Vec::new();
+        let mut all = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+        for inst in &file.instances {
+            let model = Mat4::from_cols_array(&inst.transform);
+            let (lo, hi) = mesh_bounds[inst.mesh];
+            let (mut min, mut max) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+            for i in 0..8 {
+                let c = Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                );
+                let w = model.transform_point3(c);
+                min = min.min(w);
+                max = max.max(w);
+            }
+            all = (all.0.min(min), all.1.max(max));
+            let scale = model
+                .x_axis
+                .truncate()
+                .length()
+                .max(model.y_axis.truncate().length())
+                .max(model.z_axis.truncate().length());
+            let mut desc = ObjectDesc::aabb(min, max).with_mesh(meshes[inst.mesh], scale);
+            let material = file.meshes[inst.mesh].material;
+            if let Some(m) = materials.get(material) {
+                let world_per_uv = densities[inst.mesh] * scale;
+                let mut textures: Vec<TextureId> =
+                    [m.base_color, m.normal].into_iter().flatten().collect();
+                textures.dedup();
+                for t in textures {
+                    desc = desc.with_texture(t, world_per_uv);
+                }
+            }
+            let object = streamer.register_object(desc).map_err(reg(&inst.node))?;
+            instances.push(StreamedInstance {
+                mesh: inst.mesh,
+                model,
+                object,
+                bounds: (min, max),
+            });
+        }
+        if instances.is_empty() {
+            all = (Vec3::ZERO, Vec3::ZERO);
+        }
+        Ok(Self {
+            mesh_materials: file.meshes.iter().map(|m| m.material).collect(),
+            bindings: Vec::new(),
+            path: path.to_owned(),
+            file,
+            meshes,
+            materials,
+            instances,
+            bounds: all,
+        })
+    }
+
+    /// Rebuilds the material bind groups whose textures' views changed
+    /// (`changed`: from [`Streamer::take_changed`]); builds missing ones.
+    pub fn sync(
+        &mut self,
+        device: &wgpu::Device,
+        renderer: &MeshRenderer,
+        streamer: &Streamer,
+        changed: &[TextureId],
+    ) {
+        self.bindings.resize_with(self.materials.len(), || None);
+        for (m, slot) in self.materials.iter().zip(&mut self.bindings) {
+            let stale = [m.base_color, m.normal]
+                .into_iter()
+                .flatten()
+                .any(|t| changed.contains(&t));
+            if slot.is_some() && !stale {
+                continue;
+            }
+            let base = m.base_color.and_then(|t| streamer.texture_view(t).ok());
+            let normal = m.normal.and_then(|t| {
+                Some((
+                    streamer.texture_view(t).ok()?,
+                    streamer.channel_layout(t).ok()?,
+                ))
+            });
+            *slot = Some(renderer.material(device, base, normal, &m.factors));
+        }
+    }
+
+    /// What to draw this frame: every instance with the LOD its mesh has
+    /// resident (call [`sync`](Self::sync) first).
+    pub fn draws<'a>(&'a self, streamer: &'a Streamer) -> Vec<MeshDraw<'a>> {
+        self.instances
+            .iter()
+            .filter_map(|inst| {
+                let buffers = streamer.mesh_buffers(self.meshes[inst.mesh]).ok()?;
+                let material = self.mesh_materials[inst.mesh];
+                let binding = self.bindings.get(material)?.as_ref()?;
+                Some(MeshDraw {
+                    vertex: &buffers.vertex,
+                    index: &buffers.index,
+                    index_count: buffers.index_count,
+                    model: inst.model,
+                    material: binding,
+                    fade: 0.0,
+                })
+            })
+            .collect()
+    }
+
+    /// A camera position `distance` scene radii from the centre of the
+    /// bounds, looking at it from the front and a little above.
+    pub fn orbit_eye(&self, distance: f32) -> (Vec3, Vec3) {
+        let center = (self.bounds.0 + self.bounds.1) * 0.5;
+        let radius = ((self.bounds.1 - self.bounds.0).length() * 0.5).max(1e-3);
+        let dir = Vec3::new(0.35, 0.25, 1.0).normalize();
+        (center + dir * radius * distance, center)
+    }
+}

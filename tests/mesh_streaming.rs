@@ -1,0 +1,298 @@
+//! Meshes in the streamer, on generated LOD chains (quick, no cooking): the
+//! coarsest LOD resident from registration, LODs growing under the upload
+//! cap as the camera comes near and dropping as it leaves, mesh bytes in the
+//! accounting and the report, failed reads and refused allocations as states,
+//! stale ids and broken files as typed errors.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::fault::{FaultRates, Faults, FaultySource};
+use mipstream::mesh::{write_mesh, LodData, MeshFile, Vertex};
+use mipstream::streamer::{BelowReason, ResidencyState, StreamerError};
+use mipstream::{
+    Budget, ByteSource, MemorySource, MeshDesc, ObjectDesc, Streamer, StreamerOptions, View,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A bumpy unit grid with LODs of 64, 32, 16, 8 and 4 quads across: errors
+/// grow as the grid coarsens (the bump's deviation from a coarser sampling).
+fn grid_lods() -> Vec<u8> {
+    let lod = |n: u32, error: f32| {
+        let mut vertices = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
+                let z = 0.05 * (u * 12.0).sin() * (v * 12.0).sin();
+                vertices.push(Vertex {
+                    position: [u - 0.5, v - 0.5, z],
+                    normal: [0.0, 0.0, 1.0],
+                    uv: [u, v],
+                    tangent: [1.0, 0.0, 0.0, 1.0],
+                });
+            }
+        }
+        let mut indices = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                indices.extend([i, i + 1, i + n + 1, i + 1, i + n + 2, i + n + 1]);
+            }
+        }
+        LodData {
+            vertices,
+            indices,
+            error,
+        }
+    };
+    let lods: Vec<LodData> = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)]
+        .into_iter()
+        .map(|(n, e)| lod(n, e))
+        .collect();
+    write_mesh(&lods, 1 | 2 | 4 | 8)
+}
+
+fn grid_file() -> MeshFile {
+    MeshFile::open(Arc::new(MemorySource::new("grid.msmesh", grid_lods()))).unwrap()
+}
+
+fn streamer(budget: u64) -> Streamer {
+    let g = common::gpu();
+    Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(budget),
+            workers: 1,
+            ..Default::default()
+        },
+    )
+}
+
+/// A camera on the +z axis at `z` looking at the origin.
+fn camera(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 0.0, z),
+        Vec3::ZERO,
+        Vec3::Y,
+        1.0,
+        UVec2::new(320, 240),
+        0.01,
+        1e4,
+    )
+}
+
+fn settle(s: &mut Streamer, v: &View) {
+    s.settle(std::slice::from_ref(v), Duration::from_secs(30))
+        .unwrap();
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_mesh_is_drawable_from_registration_and_follows_the_camera() {
+    let mut s = streamer(64 << 20);
+    let file = grid_file();
+    let lods = file.info().lods.clone();
+    let id = s
+        .register_mesh(MeshDesc::new(file).with_label("grid"))
+        .unwrap();
+    // the coarsest LOD, before any update
+    let b = s.mesh_buffers(id).unwrap();
+    assert_eq!(b.lod, 4);
+    assert_eq!(b.index_count, lods[4].index_count);
+    let base_bytes = b.bytes;
+    assert_eq!(s.report().totals.mesh, base_bytes);
+    s.check_invariants().unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    // close: the full grid
+    settle(&mut s, &camera(1.0));
+    let st = s.mesh_status(id).unwrap();
+    assert_eq!((st.resident, st.planned, st.wanted), (0, 0, 0), "{st:?}");
+    assert_eq!(s.mesh_buffers(id).unwrap().index_count, lods[0].index_count);
+    let r = s.report();
+    let m = &r.meshes[0];
+    assert_eq!(m.label, "grid");
+    assert_eq!(m.triangles, lods[0].triangles());
+    assert_eq!(m.bytes, base_bytes + s.mesh_buffers(id).unwrap().bytes);
+    assert_eq!(r.totals.mesh, m.bytes, "mesh bytes are in the accounting");
+    assert_eq!(m.state, ResidencyState::Resident);
+    assert!(m.screen_error_px <= 1.0, "{m:?}");
+    // a little further: a coarser LOD whose error is still under a pixel
+    let mut seen = Vec::new();
+    for z in [3.0, 10.0, 40.0, 400.0] {
+        settle(&mut s, &camera(z));
+        let m = &s.report().meshes[0];
+        assert!(m.screen_error_px <= 1.0, "at {z}: {m:?}");
+        assert_eq!(m.resident, m.wanted, "at {z}: {m:?}");
+        seen.push(m.resident);
+    }
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert_eq!(*seen.last().unwrap(), 4, "far away: the coarsest; {seen:?}");
+    assert_eq!(
+        s.report().totals.mesh,
+        base_bytes,
+        "the detail buffers are gone"
+    );
+    // removal: bytes back to zero, the id stale everywhere
+    s.remove_mesh(id).unwrap();
+    assert_eq!(s.report().totals.mesh, 0);
+    s.check_invariants().unwrap();
+    assert!(matches!(
+        s.mesh_buffers(id),
+        Err(StreamerError::StaleMesh(_))
+    ));
+    assert!(matches!(
+        s.remove_mesh(id),
+        Err(StreamerError::StaleMesh(_))
+    ));
+    let stale = ObjectDesc::sphere(Vec3::ZERO, 1.0).with_mesh(id, 1.0);
+    assert!(matches!(
+        s.register_object(stale),
+        Err(StreamerError::StaleMesh(_))
+    ));
+}
+
+#[test]
+fn mesh_uploads_respect_the_per_frame_cap() {
+    let mut s = streamer(64 << 20);
+    let ids: Vec<_> = (0..4)
+        .map(|_| s.register_mesh(MeshDesc::new(grid_file())).unwrap())
+        .collect();
+    for (i, &id) in ids.iter().enumerate() {
+        let x = i as f32 * 1.2 - 1.8;
+        s.register_object(
+            ObjectDesc::aabb(Vec3::new(x - 0.5, -0.5, -0.5), Vec3::new(x + 0.5, 0.5, 0.5))
+                .with_mesh(id, 1.0),
+        )
+        .unwrap();
+    }
+    // LOD 0 is ~300 KB and LOD 1 ~77 KB: a cap of 50 KB lets one through
+    // per frame, alone
+    s.set_upload_cap(50_000, 32);
+    let v = camera(1.5);
+    let (mut frames, mut upload_frames, mut largest) = (0, 0, 0);
+    loop {
+        let stats = s.update(std::slice::from_ref(&v));
+        s.check_invariants().unwrap();
+        // within the cap, or one LOD larger than the cap alone in its frame
+        assert!(
+            stats.upload_bytes <= 50_000 || stats.uploads == 1,
+            "frame {frames}: {stats:?}"
+        );
+        upload_frames += (stats.uploads > 0) as u32;
+        largest = largest.max(stats.upload_bytes);
+        frames += 1;
+        if s.converged() {
+            break;
+        }
+        assert!(frames < 3000, "did not converge");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let mut grown = 0;
+    for &id in &ids {
+        let st = s.mesh_status(id).unwrap();
+        assert_eq!(st.resident, st.wanted, "{st:?}");
+        grown += (st.resident < st.coarsest) as u32;
+    }
+    assert!(grown >= 2, "{}", s.report());
+    assert!(largest > 50_000, "some LOD larger than the cap went alone");
+    assert!(
+        upload_frames >= grown,
+        "{upload_frames} frames for {grown} meshes"
+    );
+}
+
+#[test]
+fn a_lower_budget_drops_mesh_detail_at_once_and_a_higher_one_brings_it_back() {
+    let mut s = streamer(64 << 20);
+    let id = s.register_mesh(MeshDesc::new(grid_file())).unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    let v = camera(1.0);
+    settle(&mut s, &v);
+    assert_eq!(s.mesh_status(id).unwrap().resident, 0);
+    let base = s.report().meshes[0].bytes - s.mesh_buffers(id).unwrap().bytes;
+    // room for the coarsest LOD only
+    s.set_budget(Budget::Bytes(base + 1024));
+    s.update(std::slice::from_ref(&v));
+    s.check_invariants().unwrap();
+    let r = s.report();
+    assert_eq!(r.meshes[0].resident, 4, "{}", r);
+    assert_eq!(r.meshes[0].below, Some(BelowReason::Budget));
+    assert_eq!(r.totals.mesh, base);
+    s.set_budget(Budget::Bytes(64 << 20));
+    settle(&mut s, &v);
+    assert_eq!(s.mesh_status(id).unwrap().resident, 0);
+}
+
+#[test]
+fn failed_reads_and_refused_allocations_are_states_not_crashes() {
+    let mut s = streamer(64 << 20);
+    let faults = Faults::new(11);
+    let source: Arc<dyn ByteSource> = Arc::new(MemorySource::new("grid.msmesh", grid_lods()));
+    let faulty: Arc<dyn ByteSource> = Arc::new(FaultySource::new(source, faults.clone()));
+    let id = s
+        .register_mesh(MeshDesc::new(MeshFile::open(faulty).unwrap()))
+        .unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    faults.set_rates(FaultRates {
+        io_error: 1.0,
+        ..FaultRates::default()
+    }); // every read fails from now on
+    let v = camera(1.0);
+    let mut failed = false;
+    for _ in 0..200 {
+        let stats = s.update(std::slice::from_ref(&v));
+        s.check_invariants().unwrap();
+        failed |= stats.failed_loads > 0;
+        if matches!(s.report().meshes[0].state, ResidencyState::Failed { .. }) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(failed);
+    let r = s.report();
+    assert!(
+        matches!(&r.meshes[0].state, ResidencyState::Failed { error, .. } if error.contains("grid.msmesh")),
+        "{:?}",
+        r.meshes[0]
+    );
+    assert!(matches!(r.meshes[0].below, Some(BelowReason::Error(_))));
+    assert_eq!(s.mesh_buffers(id).unwrap().lod, 4, "still drawable");
+    // the disk recovers; the GPU refuses the next allocation once
+    faults.stop();
+    s.inject_out_of_memory(1);
+    let start = std::time::Instant::now();
+    while s.mesh_status(id).unwrap().resident != 0 {
+        s.update(std::slice::from_ref(&v));
+        s.check_invariants().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(60), "{}", s.report());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(s.oom_event_count(), 1, "{:?}", s.oom_events());
+}
+
+#[test]
+fn broken_mesh_files_are_typed_errors_and_register_nothing() {
+    let mut s = streamer(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.msmesh");
+    std::fs::write(&path, b"MSMESH01 but nothing after").unwrap();
+    let e = s.register_mesh_path(&path).unwrap_err();
+    assert!(matches!(e, StreamerError::MeshOpen(_)), "{e}");
+    assert!(e.to_string().contains("broken.msmesh"), "{e}");
+    // a valid header whose coarsest LOD's indices point outside its vertices
+    let mut bytes = grid_lods();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+    let file = MeshFile::open(Arc::new(MemorySource::new("bad-index.msmesh", bytes))).unwrap();
+    let e = s.register_mesh(MeshDesc::new(file)).unwrap_err();
+    assert!(matches!(e, StreamerError::MeshBase { .. }), "{e}");
+    assert!(e.to_string().contains("index"), "{e}");
+    assert_eq!(s.report().totals.mesh, 0);
+    assert!(s.mesh_ids().is_empty());
+    s.check_invariants().unwrap();
+}
