@@ -122,6 +122,10 @@ fn a_mesh_is_drawable_from_registration_and_follows_the_camera() {
     // a little further: a coarser LOD whose error is still under a pixel
     let mut seen = Vec::new();
     for z in [3.0, 10.0, 40.0, 400.0] {
+        // past the minimum residency of the finer LOD it holds, then settled
+        for _ in 0..40 {
+            s.update(&[camera(z)]);
+        }
         settle(&mut s, &camera(z));
         let m = &s.report().meshes[0];
         assert!(m.screen_error_px <= 1.0, "at {z}: {m:?}");

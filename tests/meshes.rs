@@ -701,3 +701,74 @@ fn flying_away_from_the_helmet_and_back_drops_and_restores_meshes_and_textures()
         "a 60% budget limited nothing\n{r1}"
     );
 }
+
+#[test]
+fn the_benchmark_runs_on_the_cooked_helmet_with_meshes_streamed() {
+    use mipstream::bench::{self, BenchOptions, BenchScene, Strategy};
+    let (out, _) = cooked_helmet();
+    let opts = BenchOptions {
+        scene: BenchScene::Gltf(out.join("scene.json")),
+        frames: 16,
+        quality_every: 4,
+        size: UVec2::new(128, 72),
+        frame_pause: Duration::from_millis(1),
+        ..Default::default()
+    };
+    let r = bench::run(&opts, |_| {}).unwrap();
+    assert_eq!(r.scene, "meshes-flighthelmet");
+    let get = |s: Strategy| r.strategies.iter().find(|x| x.strategy == s).unwrap();
+    let (full, uniform, ms) = (
+        get(Strategy::Full),
+        get(Strategy::UniformBias),
+        get(Strategy::Mipstream),
+    );
+    // full residency counts every mesh at LOD 0 beside every texture level
+    let (s, scene) = helmet_streamer(512 << 20);
+    let meshes: u64 = scene
+        .meshes
+        .iter()
+        .map(|&m| s.mesh_bytes_at(m, 0).unwrap())
+        .sum();
+    let textures: u64 = s
+        .texture_ids()
+        .iter()
+        .map(|&t| s.full_bytes(t).unwrap())
+        .sum();
+    assert_eq!(r.full_residency_bytes, meshes + textures);
+    assert!(meshes > 0 && textures > 0);
+    assert!(full.peak_resident_bytes >= r.full_residency_bytes);
+    assert_eq!(ms.frames_over_budget, 0);
+    assert_eq!(uniform.frames_over_budget, 0);
+    assert!(ms.peak_resident_bytes <= r.budget_bytes);
+    assert!(uniform.psnr_db_mean < 100.0 && ms.psnr_db_mean < 100.0);
+    assert!(ms.psnr_db_mean > 20.0, "{}", ms.psnr_db_mean);
+    let json = r.to_json();
+    assert_eq!(json["scene"], "meshes-flighthelmet");
+    assert!(json["strategies"]["mipstream"]["psnr_db_mean"].is_number());
+}
+
+#[test]
+fn the_viewer_shows_a_cooked_gltf_scene_headless() {
+    use mipstream::viewer::{run_headless, ViewerOptions};
+    let (out, _) = cooked_helmet();
+    let shot = common::output_dir().join("viewer-flighthelmet.png");
+    let summary = run_headless(&ViewerOptions {
+        scene: Some(out.join("scene.json")),
+        frames: 20,
+        size: UVec2::new(320, 180),
+        ui: false,
+        screenshot: Some(shot.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(summary.over_budget_frames, 0, "{summary}");
+    assert!(summary.peak_resident_bytes > 0 && summary.full_residency_bytes > 0);
+    let img = image::open(&shot).unwrap().to_rgba8();
+    // the helmet is on screen: a good share of the pixels are not background
+    let bg = [46u8, 49, 57];
+    let covered = img
+        .pixels()
+        .filter(|p| p.0[..3].iter().zip(bg).any(|(a, b)| a.abs_diff(b) > 3))
+        .count();
+    assert!(covered > 320 * 180 / 20, "{covered} pixels show the helmet");
+}

@@ -17,6 +17,12 @@
 //!   budget, and that is counted;
 //! - `mipstream`: the budget fit.
 //!
+//! A glTF scene (`BenchScene::Gltf`) streams its meshes too: the fixed
+//! policies then hold every mesh at LOD 0 (`full`), `bias` LODs down
+//! (`uniform_bias`) or at the LOD its screen error asks for
+//! (`distance_only`), and the camera path is the same three moves around the
+//! scene's bounds ([`crate::scene::CameraPath::around`]).
+//!
 //! Per frame and strategy it records the bytes held, bytes uploaded, the time
 //! `update()` took on the calling thread and, every `quality_every` frames,
 //! the picture's PSNR and FLIP against `full` at the same camera.
@@ -26,9 +32,11 @@ mod plots;
 
 pub use plots::write_plots;
 
+use crate::mesh::scene::{SceneLoadError, StreamedScene};
 use crate::plan::Policy;
 use crate::render::{DrawBox, SceneRenderer, ViewMode};
-use crate::scene::{BuiltinScene, SceneError};
+use crate::render_mesh::{MeshRenderer, BACKGROUND};
+use crate::scene::{BuiltinScene, CameraPath, SceneError};
 use crate::streamer::{Budget, InvariantViolation, StreamerError, StreamerOptions};
 use crate::{gpu, Streamer, TextureId};
 use glam::UVec2;
@@ -45,6 +53,9 @@ pub enum BenchScene {
     /// The built-in boxes and path wearing a folder of KTX2 textures
     /// (`sponza`: the 51 Sponza textures in `../shared/data`).
     Textures(PathBuf),
+    /// A glTF scene: a `.gltf`/`.glb` (cooked into the cache folder on first
+    /// use) or the `scene.json` of one cooked with `mipstream cook-gltf`.
+    Gltf(PathBuf),
 }
 
 /// The four strategies, in the order they run.
@@ -144,6 +155,12 @@ pub enum BenchError {
     /// The scene could not be prepared.
     #[error(transparent)]
     Scene(#[from] SceneError),
+    /// Cooking a glTF scene failed.
+    #[error(transparent)]
+    Cook(#[from] crate::cook::gltf::GltfCookError),
+    /// Loading a cooked glTF scene failed.
+    #[error(transparent)]
+    Gltf(#[from] SceneLoadError),
     /// Registering the scene failed.
     #[error(transparent)]
     Streamer(#[from] StreamerError),
@@ -267,9 +284,121 @@ pub struct Progress<'a> {
     pub total: usize,
 }
 
+/// The scene a benchmark streams.
+#[derive(Debug)]
+enum Loaded {
+    Boxes(BuiltinScene),
+    /// A cooked glTF scene and the path around it.
+    Meshes(PathBuf, CameraPath),
+}
+
+/// A scene registered with one strategy's streamer.
+enum Registered {
+    Boxes(Vec<DrawBox>, SceneRenderer),
+    Meshes(Box<StreamedScene>, MeshRenderer),
+}
+
+impl Loaded {
+    fn path(&self) -> CameraPath {
+        match self {
+            Loaded::Boxes(s) => s.path,
+            Loaded::Meshes(_, p) => *p,
+        }
+    }
+
+    fn register(
+        &self,
+        g: &gpu::HeadlessGpu,
+        streamer: &mut Streamer,
+    ) -> Result<Registered, BenchError> {
+        let format = wgpu::TextureFormat::Rgba8UnormSrgb;
+        Ok(match self {
+            Loaded::Boxes(scene) => {
+                let ids = scene.register(streamer)?;
+                let boxes = scene
+                    .objects
+                    .iter()
+                    .map(|o| DrawBox {
+                        center: o.center,
+                        size: o.size,
+                        tile: o.tile,
+                        texture: ids[o.texture],
+                        highlight: false,
+                    })
+                    .collect();
+                Registered::Boxes(boxes, SceneRenderer::new(&g.device, format))
+            }
+            Loaded::Meshes(json, _) => Registered::Meshes(
+                Box::new(StreamedScene::load(streamer, json)?),
+                MeshRenderer::new(&g.device, &g.queue, format),
+            ),
+        })
+    }
+}
+
+impl Registered {
+    /// Bytes at full detail: every texture level, every mesh at LOD 0
+    /// (with its always-resident coarsest LOD).
+    fn full_bytes(&self, streamer: &Streamer) -> u64 {
+        self.bytes_at(streamer, 0)
+    }
+
+    /// Bytes with every texture `bias` mips and every mesh `bias` LODs
+    /// below its finest.
+    fn bytes_at(&self, streamer: &Streamer, bias: u32) -> u64 {
+        let textures = streamer
+            .texture_ids()
+            .into_iter()
+            .filter_map(|id| streamer.bytes_from_level(id, bias).ok())
+            .sum::<u64>();
+        let meshes = match self {
+            Registered::Boxes(..) => 0,
+            Registered::Meshes(scene, _) => scene
+                .meshes
+                .iter()
+                .filter_map(|&id| streamer.mesh_bytes_at(id, bias).ok())
+                .sum(),
+        };
+        textures + meshes
+    }
+
+    fn sync(&mut self, g: &gpu::HeadlessGpu, streamer: &Streamer, changed: &[TextureId]) {
+        match self {
+            Registered::Boxes(_, r) => r.sync(&g.device, streamer, changed),
+            Registered::Meshes(scene, r) => scene.sync(&g.device, r, streamer, changed),
+        }
+    }
+
+    fn render(
+        &mut self,
+        g: &gpu::HeadlessGpu,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &crate::View,
+        streamer: &Streamer,
+    ) {
+        match self {
+            Registered::Boxes(boxes, r) => r.render(
+                &g.device,
+                &g.queue,
+                target,
+                size,
+                view,
+                boxes,
+                streamer,
+                ViewMode::Normal,
+            ),
+            Registered::Meshes(scene, r) => {
+                let draws = scene.draws(streamer);
+                r.render(&g.device, &g.queue, target, size, view, &draws, BACKGROUND)
+            }
+        }
+    }
+}
+
 struct Ctx<'a> {
     g: &'a gpu::HeadlessGpu,
-    scene: &'a BuiltinScene,
+    scene: &'a Loaded,
     opts: &'a BenchOptions,
     cut_frame: usize,
     picture_frame: usize,
@@ -293,17 +422,37 @@ pub fn run(
     let g = gpu::headless(opts.backends)?;
     let (scene, scene_name) = match &opts.scene {
         BenchScene::Builtin => (
-            BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})?,
+            Loaded::Boxes(BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})?),
             "default".to_string(),
         ),
         BenchScene::Textures(dir) => (
-            BuiltinScene::from_texture_dir(dir)?,
+            Loaded::Boxes(BuiltinScene::from_texture_dir(dir)?),
             dir.file_name()
                 .map(|n| n.to_string_lossy().replace("-textures", ""))
                 .unwrap_or_else(|| dir.display().to_string()),
         ),
+        BenchScene::Gltf(p) => {
+            let json = crate::mesh::scene::cooked_scene(p, &opts.cache_dir, |_| {})?;
+            // the path goes around the scene's bounds
+            let mut s = Streamer::new(&g.device, &g.queue);
+            let loaded = StreamedScene::load(&mut s, &json)?;
+            let (lo, hi) = loaded.bounds;
+            let path = CameraPath::around((lo + hi) * 0.5, (hi - lo).length() * 0.5);
+            // a cooked scene.json is named by its folder
+            let named = if p
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            {
+                p.parent().and_then(|d| d.file_name())
+            } else {
+                p.file_stem()
+            };
+            let name =
+                named.map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+            (Loaded::Meshes(json, path), name)
+        }
     };
-    let path = scene.path;
+    let path = scene.path();
     let frame_at = |t: f32| ((t / path.duration) * opts.frames as f32).ceil() as usize;
     let ctx = Ctx {
         g: &g,
@@ -314,8 +463,8 @@ pub fn run(
     };
     let full = {
         let mut s = Streamer::new(&g.device, &g.queue);
-        let ids = scene.register(&mut s)?;
-        BuiltinScene::full_residency_bytes(&s, &ids)
+        let registered = scene.register(&g, &mut s)?;
+        registered.full_bytes(&s)
     };
     let budget = opts
         .budget_bytes
@@ -414,15 +563,6 @@ pub(crate) fn human(bytes: u64) -> String {
 }
 
 /// The smallest global mip drop whose total bytes fit `budget`.
-fn uniform_bias_for(streamer: &Streamer, ids: &[TextureId], budget: u64) -> u32 {
-    let total = |bias: u32| -> u64 {
-        ids.iter()
-            .filter_map(|&id| streamer.bytes_from_level(id, bias).ok())
-            .sum()
-    };
-    (0..16).find(|&b| total(b) <= budget).unwrap_or(16)
-}
-
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -480,7 +620,7 @@ fn run_strategy(
     references: &mut HashMap<usize, RgbaImage>,
     progress: &mut dyn FnMut(usize),
 ) -> Result<StrategyResult, BenchError> {
-    let (g, opts, path) = (ctx.g, ctx.opts, ctx.scene.path);
+    let (g, opts, path) = (ctx.g, ctx.opts, ctx.scene.path());
     // fixed policies get room for whatever they ask for; the budget is
     // what they are judged against
     let unlimited = Budget::Bytes(u64::MAX / 4);
@@ -500,14 +640,16 @@ fn run_strategy(
             ..Default::default()
         },
     );
-    let ids = ctx.scene.register(&mut streamer)?;
+    let mut registered = ctx.scene.register(g, &mut streamer)?;
     let setting = match strategy {
         Strategy::Full => {
             streamer.set_policy(Policy::UniformBias { bias: 0 });
             "all levels".to_string()
         }
         Strategy::UniformBias => {
-            let bias = uniform_bias_for(&streamer, &ids, budget);
+            let bias = (0..16)
+                .find(|&b| registered.bytes_at(&streamer, b) <= budget)
+                .unwrap_or(16);
             streamer.set_policy(Policy::UniformBias { bias });
             format!("bias {bias}")
         }
@@ -518,21 +660,8 @@ fn run_strategy(
         }
         Strategy::Mipstream => "budget fit".to_string(),
     };
-    let boxes: Vec<DrawBox> = ctx
-        .scene
-        .objects
-        .iter()
-        .map(|o| DrawBox {
-            center: o.center,
-            size: o.size,
-            tile: o.tile,
-            texture: ids[o.texture],
-            highlight: false,
-        })
-        .collect();
     let size = opts.size;
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-    let mut renderer = SceneRenderer::new(&g.device, format);
     let target = g.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("mipstream bench target"),
         size: wgpu::Extent3d {
@@ -564,7 +693,7 @@ fn run_strategy(
                 violation,
             })?;
         let changed = streamer.take_changed();
-        renderer.sync(&g.device, &streamer, &changed);
+        registered.sync(g, &streamer, &changed);
         let mut record = FrameRecord {
             resident: streamer.report().totals.accounted(),
             uploaded: stats.upload_bytes,
@@ -576,16 +705,7 @@ fn run_strategy(
         }
         let compare = f % opts.quality_every == 0 || f == ctx.cut_frame;
         if compare || f == ctx.picture_frame {
-            renderer.render(
-                &g.device,
-                &g.queue,
-                &target_view,
-                size,
-                &view,
-                &boxes,
-                &streamer,
-                ViewMode::Normal,
-            );
+            registered.render(g, &target_view, size, &view, &streamer);
             let px = gpu::read_rgba8(&g.device, &g.queue, &target, 0, 0)?;
             let img = RgbaImage::from_raw(size.x, size.y, px)
                 .ok_or_else(|| BenchError::Options("readback size".into()))?;

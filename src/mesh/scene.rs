@@ -112,6 +112,34 @@ fn units_per_uv(file: &MeshFile) -> Result<f32, MeshError> {
     })
 }
 
+/// The `scene.json` to stream for `path`: a `.json` is taken as cooked; a
+/// `.gltf`/`.glb` is cooked into `cache_dir/gltf-<name>/` unless a cooked
+/// copy newer than the source is there (`progress` sees the cook's stages).
+pub fn cooked_scene(
+    path: &Path,
+    cache_dir: &Path,
+    progress: impl FnMut(crate::cook::gltf::GltfProgress),
+) -> Result<PathBuf, crate::cook::gltf::GltfCookError> {
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        return Ok(path.to_owned());
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned());
+    let out = cache_dir.join(format!("gltf-{stem}"));
+    let json = out.join("scene.json");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = matches!((modified(&json), modified(path)), (Some(c), Some(s)) if c >= s);
+    if !fresh {
+        let opts = crate::cook::gltf::GltfCookOptions::default();
+        crate::cook::gltf::cook_gltf(path, &out, &opts, progress)?;
+    }
+    Ok(json)
+}
+
 impl StreamedScene {
     /// Registers the scene at `path` (a `scene.json` written by
     /// `mipstream cook-gltf`) with `streamer`.

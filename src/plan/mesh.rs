@@ -14,11 +14,13 @@
 //! of 4 in distance) further away, with [`OFFSCREEN_COVERAGE`] of their
 //! coverage, as textures do, so a turning camera finds geometry still there.
 //!
-//! Visible error, in the textures' unit (pixels of coverage times the share
-//! of them that look wrong): `coverage * boost * x / (x + 4 * target)` with
-//! `x` the projected error beyond the target. A LOD within the target costs
-//! nothing; one 4 target-pixels over it counts as half its coverage wrong,
-//! as a texture one mip too coarse does.
+//! Visible error, in the textures' unit (pixels that look wrong, times
+//! boost): a LOD whose error projects to `x` pixels moves the mesh's outline
+//! and its shading edges by about that much, so about `x` pixels across its
+//! outline change: `min(coverage, 2 * sqrt(pi * coverage) * x)` (the
+//! perimeter of a disc of that area, times `x`). Sub-pixel errors count too:
+//! they still flip outline pixels, and a picture comparison sees them. The
+//! target decides only the LOD a mesh *wants* (the end of its chain).
 //!
 //! The coarsest LOD is always resident (like a texture's tail): a mesh at LOD
 //! `l` holds the coarsest LOD's bytes plus LOD `l`'s.
@@ -125,11 +127,11 @@ pub(super) struct MeshNeed {
     coverage: f32,
 }
 
-/// How much of a mesh's coverage looks wrong at a projected error of `px`
-/// with a target of `target` pixels.
-fn wrong_share(px: f32, target: f32) -> f64 {
-    let x = (px - target).max(0.0) as f64;
-    x / (x + 4.0 * target.max(1e-3) as f64)
+/// Pixels that look wrong on a mesh covering `coverage` pixels with a
+/// projected error of `px` pixels.
+fn wrong_pixels(coverage: f64, px: f32) -> f64 {
+    let outline = 2.0 * (std::f64::consts::PI * coverage.max(0.0)).sqrt();
+    (outline * px.max(0.0) as f64).min(coverage.max(0.0))
 }
 
 impl Planner {
@@ -259,7 +261,6 @@ impl Planner {
     /// Appends every mesh's chain (coarsest first) after the textures'.
     pub(super) fn build_mesh_chains(&mut self, resident: &[MeshResident], frame: u64) {
         self.mesh_order.clear();
-        let target = self.options.mesh_error_px.max(1e-3);
         for slot in 0..self.meshes.len() {
             let Some(mesh) = self.meshes[slot].take() else {
                 continue;
@@ -268,7 +269,7 @@ impl Planner {
             let wanted = self.mesh_wanted_lod(&mesh, need.k, self.mesh_wanted[slot]);
             self.mesh_wanted[slot] = wanted;
             let coarsest = mesh.coarsest();
-            let weight = need.coverage.max(0.0) as f64 * mesh.boost.max(0.0) as f64;
+            let (coverage, boost) = (need.coverage as f64, mesh.boost.max(0.0) as f64);
             let r = resident.get(slot).copied();
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
@@ -280,7 +281,7 @@ impl Planner {
             for lod in (finest..=coarsest).rev() {
                 self.chains.push(Candidate {
                     bytes: mesh.bytes(lod),
-                    error: weight * wrong_share(mesh.error_of(lod) * need.k, target),
+                    error: boost * wrong_pixels(coverage, mesh.error_of(lod) * need.k),
                 });
             }
             self.offsets.push(self.chains.len() as u32);
@@ -305,7 +306,6 @@ impl Planner {
         self.plan
             .meshes
             .resize(self.meshes.len(), MeshPlan::default());
-        let target_px = self.options.mesh_error_px.max(1e-3);
         for (i, &slot) in self.mesh_order.iter().enumerate() {
             let mesh = self.meshes[slot].as_ref().expect("planned meshes exist");
             let chain = first_chain + i;
@@ -319,8 +319,8 @@ impl Planner {
             let priority = if lod == now {
                 0.0
             } else {
-                let weight = need.coverage.max(0.0) as f64 * mesh.boost.max(0.0) as f64;
-                let e_now = weight * wrong_share(mesh.error_of(now) * need.k, target_px);
+                let boost = mesh.boost.max(0.0) as f64;
+                let e_now = boost * wrong_pixels(need.coverage as f64, mesh.error_of(now) * need.k);
                 let e_to = self.chains[base + chosen_index].error;
                 let bytes = mesh.bytes(lod).saturating_sub(mesh.bytes(now)).max(1);
                 ((e_now - e_to).max(0.0) / bytes as f64) as f32

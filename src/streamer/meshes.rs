@@ -173,6 +173,13 @@ impl Streamer {
         })
     }
 
+    /// Bytes a mesh holds with `lod` drawn (its coarsest LOD included; LODs
+    /// past the coarsest count as the coarsest).
+    pub fn mesh_bytes_at(&self, id: MeshId, lod: u32) -> Result<u64, StreamerError> {
+        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        Ok(e.plan.bytes(lod.min(e.plan.coarsest())))
+    }
+
     /// The meshes registered now.
     pub fn mesh_ids(&self) -> Vec<MeshId> {
         self.meshes.iter::<MeshId>().map(|(id, _)| id).collect()

@@ -33,9 +33,11 @@ pub use window::run_window;
 
 use crate::gpu::memory::human_bytes;
 use crate::gpu::{self, GpuInitError, ReadbackError};
+use crate::mesh::scene::{SceneLoadError, StreamedScene};
 use crate::plan::View;
 use crate::render::{DrawBox, Region, SceneRenderer, ViewMode};
-use crate::scene::{BuiltinScene, SceneError};
+use crate::render_mesh::MeshRenderer;
+use crate::scene::{BuiltinScene, CameraPath, SceneError};
 use crate::streamer::{
     Budget, InvariantViolation, ResidencyReport, StreamerError, StreamerOptions,
 };
@@ -160,6 +162,12 @@ pub enum ViewerError {
              (`cargo run --release --example viewer -- --headless --screenshot out.png`) \
              or under Xvfb (`apt-get install xvfb`, then `xvfb-run -a cargo run --release --example viewer`)")]
     Window(String),
+    /// A glTF scene could not be cooked.
+    #[error(transparent)]
+    Cook(#[from] crate::cook::gltf::GltfCookError),
+    /// A cooked glTF scene could not be loaded.
+    #[error(transparent)]
+    Gltf(#[from] SceneLoadError),
     /// `--scene` names something the viewer cannot show yet.
     #[error("--scene {path}: {reason}")]
     UnsupportedScene {
@@ -250,6 +258,13 @@ struct Target {
     size: UVec2,
 }
 
+/// A glTF scene on screen: its streamed meshes and textures, and the
+/// material renderer.
+struct MeshView {
+    scene: StreamedScene,
+    renderer: MeshRenderer,
+}
+
 /// The full-resolution streamer the split view compares against.
 struct Reference {
     streamer: Streamer,
@@ -267,6 +282,8 @@ pub struct Viewer {
     adapter: String,
     scene: BuiltinScene,
     boxes: Vec<DrawBox>,
+    /// The cooked glTF scene shown instead of the boxes, if one was given.
+    meshes: Option<MeshView>,
     streamer: Streamer,
     renderer: SceneRenderer,
     reference: Option<Reference>,
@@ -321,28 +338,57 @@ impl Viewer {
         options: &ViewerOptions,
         progress: impl FnMut(usize, usize),
     ) -> Result<Self, ViewerError> {
+        let mut mesh_json = None;
         let scene = match &options.scene {
             None => BuiltinScene::load_or_cook(&options.cache_dir, progress)?,
             Some(p) if p.is_dir() => BuiltinScene::from_texture_dir(p)?,
             Some(p) => {
                 let gltf = p.extension().is_some_and(|x| {
-                    x.eq_ignore_ascii_case("gltf") || x.eq_ignore_ascii_case("glb")
+                    ["gltf", "glb", "json"]
+                        .iter()
+                        .any(|e| x.eq_ignore_ascii_case(e))
                 });
-                return Err(ViewerError::UnsupportedScene {
-                    path: p.display().to_string(),
-                    reason: if gltf {
-                        "glTF scenes need mesh streaming, which mipstream does not have yet; \
-                         a folder of .ktx2 textures works (e.g. ../shared/data/sponza-textures)"
-                    } else if p.exists() {
-                        "expected a folder of .ktx2 / .basis textures"
-                    } else {
-                        "no such folder"
-                    },
-                });
+                if !gltf || !p.is_file() {
+                    return Err(ViewerError::UnsupportedScene {
+                        path: p.display().to_string(),
+                        reason: if gltf {
+                            "no such file"
+                        } else if p.exists() {
+                            "expected a folder of .ktx2 / .basis textures, a .gltf / .glb \
+                             scene or a scene.json from `mipstream cook-gltf`"
+                        } else {
+                            "no such folder"
+                        },
+                    });
+                }
+                let json = crate::mesh::scene::cooked_scene(p, &options.cache_dir, |c| {
+                    eprint!(
+                        "\rcooking {} into the cache (first run only): {} {}/{}   ",
+                        p.display(),
+                        c.stage,
+                        c.done,
+                        c.total
+                    );
+                })?;
+                let file = crate::mesh::scene_file::SceneFile::load(&json)
+                    .map_err(SceneLoadError::from)?;
+                let [lo, hi] = file.bounds.map(Vec3::from);
+                mesh_json = Some(json);
+                BuiltinScene {
+                    textures: Vec::new(),
+                    classes: Vec::new(),
+                    objects: Vec::new(),
+                    path: CameraPath::around((lo + hi) * 0.5, (hi - lo).length() * 0.5),
+                }
             }
         };
-        let (streamer, boxes, full_bytes) =
-            Self::new_streamer(device, queue, &scene, StreamerOptions::default())?;
+        let (streamer, boxes, full_bytes, meshes) = Self::new_streamer(
+            device,
+            queue,
+            &scene,
+            mesh_json.as_deref(),
+            StreamerOptions::default(),
+        )?;
         let budget_mb = options
             .budget_mb
             .unwrap_or(full_bytes as f64 / 3.0 / MIB)
@@ -357,12 +403,18 @@ impl Viewer {
             selected: None,
             sort: (SortKey::Bytes, false),
         };
-        let camera = match options.path_start {
-            Some(t) => {
+        let camera = match (options.path_start, scene.path.object) {
+            (Some(t), _) => {
                 let p = scene.path.at(t);
                 FlyCamera::looking_at(p.eye, p.target)
             }
-            None => {
+            (None, Some((_, radius))) => {
+                let p = scene.path.at(scene.path.fly_end);
+                let mut c = FlyCamera::looking_at(p.eye, p.target);
+                c.speed = radius;
+                c
+            }
+            (None, None) => {
                 FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
             }
         };
@@ -385,6 +437,10 @@ impl Viewer {
             report: streamer.report(),
             streamer,
             boxes,
+            meshes: meshes.map(|scene| MeshView {
+                scene,
+                renderer: MeshRenderer::new(device, queue, TARGET_FORMAT),
+            }),
             scene,
             reference: None,
             full_bytes,
@@ -413,15 +469,26 @@ impl Viewer {
         Ok(viewer)
     }
 
+    #[allow(clippy::type_complexity)]
     fn new_streamer(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         scene: &BuiltinScene,
+        mesh_json: Option<&std::path::Path>,
         options: StreamerOptions,
-    ) -> Result<(Streamer, Vec<DrawBox>, u64), ViewerError> {
+    ) -> Result<(Streamer, Vec<DrawBox>, u64, Option<StreamedScene>), ViewerError> {
         let mut streamer = Streamer::with_options(device, queue, options);
         let ids = scene.register(&mut streamer)?;
-        let full = BuiltinScene::full_residency_bytes(&streamer, &ids);
+        let meshes = mesh_json
+            .map(|p| StreamedScene::load(&mut streamer, p))
+            .transpose()?;
+        // every texture level and every mesh at LOD 0
+        let full = BuiltinScene::full_residency_bytes(&streamer, &streamer.texture_ids())
+            + streamer
+                .mesh_ids()
+                .into_iter()
+                .filter_map(|m| streamer.mesh_bytes_at(m, 0).ok())
+                .sum::<u64>();
         let boxes = scene
             .objects
             .iter()
@@ -433,7 +500,7 @@ impl Viewer {
                 highlight: false,
             })
             .collect();
-        Ok((streamer, boxes, full))
+        Ok((streamer, boxes, full, meshes))
     }
 
     fn make_target(device: &wgpu::Device, size: UVec2) -> Target {
@@ -639,7 +706,11 @@ impl Viewer {
         self.check()?;
         let changed = self.streamer.take_changed();
         self.renderer.sync(&self.device, &self.streamer, &changed);
-        if self.settings.mode == Mode::Split {
+        if let Some(m) = &mut self.meshes {
+            m.scene
+                .sync(&self.device, &m.renderer, &self.streamer, &changed);
+        }
+        if self.settings.mode == Mode::Split && self.meshes.is_none() {
             self.update_reference(&view)?;
         }
         self.report = self.streamer.report();
@@ -695,8 +766,8 @@ impl Viewer {
                 uploads_per_frame: 256,
                 ..Default::default()
             };
-            let (mut streamer, boxes, _) =
-                Self::new_streamer(&self.device, &self.queue, &self.scene, options)?;
+            let (mut streamer, boxes, _, _) =
+                Self::new_streamer(&self.device, &self.queue, &self.scene, None, options)?;
             streamer.settle(&[*view], Duration::from_secs(10))?;
             self.reference = Some(Reference {
                 streamer,
@@ -712,6 +783,21 @@ impl Viewer {
     }
 
     fn draw_scene(&mut self, view: &View) {
+        if let Some(m) = &mut self.meshes {
+            // a glTF scene: materials and streamed LODs (the split view and
+            // the heat-map are for the built-in boxes)
+            let draws = m.scene.draws(&self.streamer);
+            m.renderer.render(
+                &self.device,
+                &self.queue,
+                &self.scene_target.view,
+                self.scene_target.size,
+                view,
+                &draws,
+                crate::render_mesh::BACKGROUND,
+            );
+            return;
+        }
         let selected = self.settings.selected;
         for b in &mut self.boxes {
             b.highlight = Some(b.texture) == selected;

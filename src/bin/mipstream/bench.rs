@@ -8,7 +8,9 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub(crate) struct BenchArgs {
     /// `default` (the built-in scene), `sponza` (the 51 Sponza textures in
-    /// ../shared/data on the built-in boxes) or a folder of KTX2 textures.
+    /// ../shared/data on the built-in boxes), a folder of KTX2 textures, a
+    /// glTF scene (.gltf/.glb, cooked into the cache on first use; meshes
+    /// stream too) or a scene.json from `mipstream cook-gltf`.
     #[arg(long, default_value = "default")]
     scene: String,
     /// A folder of KTX2 textures (same as giving it to --scene).
@@ -92,14 +94,19 @@ fn scene(args: &BenchArgs) -> Result<BenchScene, String> {
             let p = PathBuf::from(path);
             if p.is_dir() {
                 Ok(BenchScene::Textures(p))
-            } else if path.ends_with(".gltf") || path.ends_with(".glb") {
-                Err(format!(
-                    "--scene {path}: glTF scenes need mesh streaming, which mipstream does not have yet; \
-                     use default, sponza or a folder of KTX2 textures"
-                ))
+            } else if [".gltf", ".glb", ".json"]
+                .iter()
+                .any(|x| path.to_ascii_lowercase().ends_with(x))
+            {
+                if p.is_file() {
+                    Ok(BenchScene::Gltf(p))
+                } else {
+                    Err(format!("--scene {path}: no such file"))
+                }
             } else {
                 Err(format!(
-                    "--scene {path}: expected default, sponza or a folder of KTX2 textures"
+                    "--scene {path}: expected default, sponza, a folder of KTX2 textures, \
+                     a .gltf/.glb scene or a cooked scene.json"
                 ))
             }
         }
