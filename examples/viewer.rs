@@ -7,8 +7,10 @@
 //! ```
 //!
 //! Options:
-//!   --scene DIR          a folder of KTX2 textures on the built-in boxes
-//!                        (e.g. ../shared/data/sponza-textures)
+//!   --scene PATH         a folder of KTX2 textures on the built-in boxes
+//!                        (e.g. ../shared/data/sponza-textures), a glTF scene
+//!                        (.gltf/.glb, cooked on first use) or a cooked scene.json
+//!   --cross-fade N       frames of dithered cross-fade between mesh LODs (default 8; 0: pop)
 //!   --budget-mb MB       starting budget (default: a third of full residency)
 //!   --upload-cap-mb MB   upload bytes per frame (default 2)
 //!   --size WxH           window or image size (default 1600x900)
@@ -29,7 +31,7 @@
 use glam::UVec2;
 use mipstream::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
-const USAGE: &str = "usage: viewer [--scene DIR] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
+const USAGE: &str = "usage: viewer [--scene PATH] [--cross-fade N] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
 [--at SECONDS] [--mode normal|heatmap|split] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
 [--settle] [--no-ui]";
 
@@ -93,6 +95,12 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
                         .filter(|s| (0.1..=1.0).contains(s))
                         .ok_or(format!("--render-scale {v}: expected 0.1 to 1"))?,
                 )
+            }
+            "--cross-fade" => {
+                let v = value()?;
+                o.cross_fade_frames = v
+                    .parse()
+                    .map_err(|_| format!("--cross-fade {v}: expected a number of frames"))?;
             }
             "--headless" => headless = true,
             "--frames" => {

@@ -300,3 +300,72 @@ fn broken_mesh_files_are_typed_errors_and_register_nothing() {
     assert!(s.mesh_ids().is_empty());
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn a_cross_fade_keeps_the_old_lod_for_its_frames_and_counts_its_bytes() {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            workers: 1,
+            mesh_cross_fade_frames: 4,
+            ..Default::default()
+        },
+    );
+    let id = s.register_mesh(MeshDesc::new(grid_file())).unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    let base = s.report().totals.mesh;
+    assert!(s.mesh_fade(id).unwrap().is_none());
+    // growing from the coarsest: the fade draws the coarsest LOD as the old one
+    let near = camera(1.0);
+    let start = std::time::Instant::now();
+    while s.mesh_status(id).unwrap().resident == 4 {
+        s.update(std::slice::from_ref(&near));
+        s.check_invariants().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (old, t0) = s.mesh_fade(id).unwrap().expect("a fade after the swap");
+    assert_eq!(old.lod, 4);
+    assert!(t0 > 0.0 && t0 < 1.0, "{t0}");
+    let mut ts = vec![t0];
+    loop {
+        s.update(std::slice::from_ref(&near));
+        s.check_invariants().unwrap();
+        let Some((_, t)) = s.mesh_fade(id).unwrap() else {
+            break;
+        };
+        ts.push(t);
+        assert!(ts.len() < 20, "{ts:?}");
+    }
+    assert!(ts.windows(2).all(|w| w[0] < w[1]), "{ts:?}");
+    assert!(ts.len() >= 3, "{ts:?}");
+    settle(&mut s, &near);
+    let detail = s.mesh_buffers(id).unwrap().bytes;
+    let lod = s.mesh_status(id).unwrap().resident;
+    assert!(lod < 4);
+    // dropping to the coarsest: the old detail stays for the fade, counted
+    for _ in 0..40 {
+        s.update(&[camera(1000.0)]);
+        s.check_invariants().unwrap();
+        if s.mesh_status(id).unwrap().resident == 4 {
+            break;
+        }
+    }
+    let (old, _) = s.mesh_fade(id).unwrap().expect("fading out the detail");
+    assert_eq!(old.lod, lod);
+    assert_eq!(
+        s.report().totals.mesh,
+        base + detail,
+        "the fading LOD is counted"
+    );
+    for _ in 0..5 {
+        s.update(&[camera(1000.0)]);
+        s.check_invariants().unwrap();
+    }
+    assert!(s.mesh_fade(id).unwrap().is_none());
+    assert_eq!(s.report().totals.mesh, base);
+}

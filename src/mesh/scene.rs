@@ -288,23 +288,37 @@ impl StreamedScene {
 
     /// What to draw this frame: every instance with the LOD its mesh has
     /// resident (call [`sync`](Self::sync) first).
+    /// During a LOD cross-fade (`StreamerOptions::mesh_cross_fade_frames`)
+    /// an instance is drawn twice, new and old LOD on complementary dither
+    /// masks.
     pub fn draws<'a>(&'a self, streamer: &'a Streamer) -> Vec<MeshDraw<'a>> {
-        self.instances
-            .iter()
-            .filter_map(|inst| {
-                let buffers = streamer.mesh_buffers(self.meshes[inst.mesh]).ok()?;
-                let material = self.mesh_materials[inst.mesh];
-                let binding = self.bindings.get(material)?.as_ref()?;
-                Some(MeshDraw {
-                    vertex: &buffers.vertex,
-                    index: &buffers.index,
-                    index_count: buffers.index_count,
-                    model: inst.model,
-                    material: binding,
-                    fade: 0.0,
-                })
-            })
-            .collect()
+        let mut out = Vec::with_capacity(self.instances.len());
+        for inst in &self.instances {
+            let id = self.meshes[inst.mesh];
+            let Ok(buffers) = streamer.mesh_buffers(id) else {
+                continue;
+            };
+            let material = self.mesh_materials[inst.mesh];
+            let Some(binding) = self.bindings.get(material).and_then(Option::as_ref) else {
+                continue;
+            };
+            let draw = |b: &'a crate::gpu::GpuMesh, fade: f32| MeshDraw {
+                vertex: &b.vertex,
+                index: &b.index,
+                index_count: b.index_count,
+                model: inst.model,
+                material: binding,
+                fade,
+            };
+            match streamer.mesh_fade(id).ok().flatten() {
+                Some((old, t)) if t < 1.0 => {
+                    out.push(draw(buffers, t));
+                    out.push(draw(old, -t));
+                }
+                _ => out.push(draw(buffers, 0.0)),
+            }
+        }
+        out
     }
 
     /// A camera position `distance` scene radii from the centre of the

@@ -29,6 +29,9 @@ pub(super) struct MeshEntry {
     pub(super) base: GpuMesh,
     /// A finer LOD, when one is resident: the one drawn.
     pub(super) detail: Option<GpuMesh>,
+    /// During a cross-fade: the LOD drawn before the last swap (`None`: the
+    /// coarsest, which stays resident anyway) and the frame of the swap.
+    pub(super) fading: Option<(Option<GpuMesh>, u64)>,
     pub(super) since_frame: u64,
     /// The LOD being read, if any.
     pub(super) requested: Option<u32>,
@@ -46,7 +49,13 @@ impl MeshEntry {
 
     /// Bytes of every buffer the mesh holds.
     pub(super) fn bytes(&self) -> u64 {
-        self.base.bytes + self.detail.as_ref().map_or(0, |d| d.bytes)
+        self.base.bytes
+            + self.detail.as_ref().map_or(0, |d| d.bytes)
+            + self
+                .fading
+                .as_ref()
+                .and_then(|(f, _)| f.as_ref())
+                .map_or(0, |f| f.bytes)
     }
 }
 
@@ -110,6 +119,7 @@ impl Streamer {
             plan: plan.clone(),
             base,
             detail: None,
+            fading: None,
             since_frame: self.frame,
             requested: None,
             pending: None,
@@ -136,7 +146,7 @@ impl Streamer {
             self.loader.cancel(mesh_key(id), lod);
         }
         self.gpu.release_mesh(e.base);
-        if let Some(d) = e.detail {
+        for d in e.detail.into_iter().chain(e.fading.and_then(|(f, _)| f)) {
             self.gpu.release_mesh(d);
         }
         self.planner.remove_mesh(id.index());
@@ -159,6 +169,60 @@ impl Streamer {
     pub fn mesh_buffers(&self, id: MeshId) -> Result<&GpuMesh, StreamerError> {
         let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
         Ok(e.detail.as_ref().unwrap_or(&e.base))
+    }
+
+    /// During a cross-fade (`StreamerOptions::mesh_cross_fade_frames`): the
+    /// buffers of the LOD drawn before the last swap and how far the fade
+    /// is, from 0 (just swapped) to 1. Draw the new LOD on the share `t` of
+    /// the pixels and the old one on the rest (`MeshDraw::fade` `t` and
+    /// `-t`). `None` when no fade runs.
+    pub fn mesh_fade(&self, id: MeshId) -> Result<Option<(&GpuMesh, f32)>, StreamerError> {
+        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let frames = self.options.mesh_cross_fade_frames.max(1) as f32;
+        Ok(e.fading.as_ref().map(|(old, at)| {
+            let t = (self.frame.saturating_sub(*at) as f32 + 1.0) / (frames + 1.0);
+            (old.as_ref().unwrap_or(&e.base), t.clamp(0.0, 1.0))
+        }))
+    }
+
+    /// Ends finished cross-fades, and every one when the budget in force is
+    /// exceeded (the old LODs' bytes go first).
+    pub(super) fn end_fades(&mut self) {
+        let frames = self.options.mesh_cross_fade_frames as u64;
+        let over = self.gpu.accounted_bytes() > self.effective_budget();
+        for id in self.mesh_ids() {
+            let frame = self.frame;
+            let e = self.meshes.get_mut(id).expect("live id");
+            if e.fading
+                .as_ref()
+                .is_some_and(|(_, at)| over || frame >= at + frames)
+            {
+                if let Some((Some(old), _)) = e.fading.take() {
+                    self.gpu.release_mesh(old);
+                }
+            }
+        }
+    }
+
+    /// Replaces the LOD drawn (`new`: a finer LOD, or `None` for the
+    /// coarsest); the old detail fades out or goes at once.
+    fn swap_detail(&mut self, id: MeshId, new: Option<GpuMesh>) {
+        let frame = self.frame;
+        let fade = self.options.mesh_cross_fade_frames > 0;
+        let e = self.meshes.get_mut(id).expect("live id");
+        let old = std::mem::replace(&mut e.detail, new);
+        e.since_frame = frame;
+        // a fade still running ends now: one old LOD at a time
+        let mut release: Vec<GpuMesh> = e.fading.take().and_then(|(f, _)| f).into_iter().collect();
+        if fade {
+            // from the coarsest LOD, the fade needs no buffers of its own
+            e.fading = Some((old, frame));
+        } else {
+            release.extend(old);
+        }
+        for m in release {
+            self.gpu.release_mesh(m);
+        }
     }
 
     /// A mesh's LODs in brief.
@@ -343,9 +407,14 @@ impl Streamer {
             let coarser = p.target > lod;
             let ready = e.pending.as_ref().is_some_and(|d| d.lod == p.target);
             if coarser && (p.target >= e.plan.coarsest() || (over && !ready)) {
-                let d = e.detail.take().expect("checked");
-                e.since_frame = frame;
-                self.gpu.release_mesh(d);
+                if over {
+                    // the budget needs the bytes now: no fade
+                    let d = e.detail.take().expect("checked");
+                    e.since_frame = frame;
+                    self.gpu.release_mesh(d);
+                } else {
+                    self.swap_detail(id, None);
+                }
                 self.stats.shrunk += 1;
                 changed = true;
             }
@@ -386,14 +455,8 @@ impl Streamer {
         let label = format!("{} LOD {}", e.label, data.lod);
         match self.gpu.create_mesh(&label, &data) {
             Ok(new) => {
-                let frame = self.frame;
-                let e = self.meshes.get_mut(id).expect("live id");
-                let old = e.detail.replace(new);
-                e.since_frame = frame;
-                e.held_back = None;
-                if let Some(old) = old {
-                    self.gpu.release_mesh(old);
-                }
+                self.meshes.get_mut(id).expect("live id").held_back = None;
+                self.swap_detail(id, Some(new));
                 room.take(upload, 1);
                 self.stats.upload_bytes += upload;
                 self.stats.uploads += 1;
@@ -490,7 +553,15 @@ impl Streamer {
         for (id, e) in self.meshes.iter::<MeshId>() {
             let coarsest = e.plan.coarsest();
             let detail = e.detail.as_ref().map(|d| d.lod);
-            if e.base.lod != coarsest || detail.is_some_and(|d| d >= coarsest) {
+            let fading = e
+                .fading
+                .as_ref()
+                .and_then(|(f, _)| f.as_ref())
+                .map(|f| f.lod);
+            if e.base.lod != coarsest
+                || detail.is_some_and(|d| d >= coarsest)
+                || fading.is_some_and(|f| f >= coarsest)
+            {
                 return Err(super::InvariantViolation::MissingBaseLod {
                     id,
                     base: e.base.lod,

@@ -797,6 +797,7 @@ impl Streamer {
         if self.headroom > 0 && self.frame > self.headroom_frame + 600 {
             self.headroom = 0;
         }
+        self.end_fades();
         self.plan();
         self.request_loads();
         self.request_mesh_loads();

@@ -57,6 +57,11 @@ pub struct StreamerOptions {
     pub retry_backoff_frames: u64,
     /// Frames without growth after the GPU runs out of memory. Default: 60.
     pub oom_backoff_frames: u64,
+    /// Frames a mesh's previous LOD stays resident after a swap, for a
+    /// dithered cross-fade (see [`crate::Streamer::mesh_fade`]); its bytes
+    /// count, and a budget that needs them ends the fade at once. Default: 0
+    /// (swaps pop).
+    pub mesh_cross_fade_frames: u32,
     /// The planner's tunables.
     pub planner: PlannerOptions,
 }
@@ -74,6 +79,7 @@ impl Default for StreamerOptions {
             transient_reserve: 0.1,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,
+            mesh_cross_fade_frames: 0,
             planner: PlannerOptions::default(),
         }
     }

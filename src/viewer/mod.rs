@@ -103,6 +103,9 @@ pub struct ViewerOptions {
     /// window on a software adapter (lavapipe, llvmpipe), where 0.5 keeps
     /// the viewer interactive.
     pub render_scale: Option<f32>,
+    /// Frames of dithered cross-fade when a mesh changes LOD (glTF scenes;
+    /// 0: swaps pop). Default: 8.
+    pub cross_fade_frames: u32,
 }
 
 impl Default for ViewerOptions {
@@ -121,6 +124,7 @@ impl Default for ViewerOptions {
             cache_dir: BuiltinScene::default_cache_dir(),
             render_scale: None,
             scene: None,
+            cross_fade_frames: 8,
         }
     }
 }
@@ -387,7 +391,10 @@ impl Viewer {
             queue,
             &scene,
             mesh_json.as_deref(),
-            StreamerOptions::default(),
+            StreamerOptions {
+                mesh_cross_fade_frames: options.cross_fade_frames,
+                ..Default::default()
+            },
         )?;
         let budget_mb = options
             .budget_mb
