@@ -17,8 +17,9 @@
 //! Visible error, in the textures' unit (pixels that look wrong, times
 //! boost): a LOD whose error projects to `x` pixels moves the mesh's outline
 //! and its shading edges by about that much, so about `x` pixels across its
-//! outline change: `min(coverage, 2 * sqrt(pi * coverage) * x)` (the
-//! perimeter of a disc of that area, times `x`). Sub-pixel errors count too:
+//! outline change: `min(coverage, 4 * 2 * sqrt(pi * coverage) * x)` (the
+//! perimeter of a disc of that area, times `x`, weighted 4 for full-contrast
+//! edges against a texture's blur: see `OUTLINE_WEIGHT`). Sub-pixel errors count too:
 //! they still flip outline pixels, and a picture comparison sees them. The
 //! target decides only the LOD a mesh *wants* (the end of its chain).
 //!
@@ -129,9 +130,15 @@ pub(super) struct MeshNeed {
 
 /// Pixels that look wrong on a mesh covering `coverage` pixels with a
 /// projected error of `px` pixels.
+/// How much worse a pixel on a moved outline is than a pixel of a texture
+/// missing detail (full-contrast edges against a blur). Measured on
+/// FlightHelmet (`mipstream bench`, 25% budget, 320x180, lavapipe), PSNR of
+/// mipstream's pictures: weight 1: 37.6 dB, 4: 38.7, 16: 35.8, 64: 33.6.
+const OUTLINE_WEIGHT: f64 = 4.0;
+
 fn wrong_pixels(coverage: f64, px: f32) -> f64 {
     let outline = 2.0 * (std::f64::consts::PI * coverage.max(0.0)).sqrt();
-    (outline * px.max(0.0) as f64).min(coverage.max(0.0))
+    (OUTLINE_WEIGHT * outline * px.max(0.0) as f64).min(coverage.max(0.0))
 }
 
 impl Planner {

@@ -35,7 +35,13 @@ pub(super) fn panel(ui: &mut egui::Ui, v: &mut Viewer) -> egui::Rect {
         .default_size(470.0f32.min(width * 0.28))
         .size_range(120.0..=(width * 0.3).max(120.0))
         .show(ui, |ui| {
-            egui::ScrollArea::horizontal().show(ui, |ui| texture_table(ui, v));
+            egui::ScrollArea::horizontal().show(ui, |ui| {
+                if !v.report.meshes.is_empty() {
+                    mesh_table(ui, v);
+                    ui.separator();
+                }
+                texture_table(ui, v)
+            });
         });
     ui.available_rect_before_wrap()
 }
@@ -356,6 +362,42 @@ fn sort_textures(rows: &mut [TextureReport], key: SortKey, ascending: bool) {
             o.reverse()
         }
     });
+}
+
+/// The meshes of a glTF scene: LOD wanted and held, triangles drawn, the
+/// drawn LOD's projected error, bytes, why coarser than wanted.
+fn mesh_table(ui: &mut egui::Ui, v: &Viewer) {
+    ui.heading("meshes");
+    egui::Grid::new("meshes")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            for h in [
+                "name",
+                "triangles",
+                "LOD want/has",
+                "error px",
+                "bytes",
+                "why below",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for m in &v.report.meshes {
+                ui.label(&m.label);
+                ui.label(m.triangles.to_string());
+                let text = format!("{} / {}", m.wanted, m.resident);
+                if m.resident > m.wanted {
+                    ui.colored_label(Color32::from_rgb(255, 200, 90), text);
+                } else {
+                    ui.label(text);
+                }
+                ui.label(format!("{:.2}", m.screen_error_px));
+                ui.label(human_bytes(m.bytes));
+                ui.label(m.below.as_ref().map_or(String::new(), |b| b.to_string()));
+                ui.end_row();
+            }
+        });
 }
 
 fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
