@@ -57,17 +57,17 @@ fn grid_file() -> MeshFile {
     MeshFile::open(Arc::new(MemorySource::new("grid.msmesh", grid_lods()))).unwrap()
 }
 
+/// A streamer without the spare-budget floor (which would hold every mesh
+/// at LOD 0 when there is room), so LODs follow what the views need.
 fn streamer(budget: u64) -> Streamer {
     let g = common::gpu();
-    Streamer::with_options(
-        &g.device,
-        &g.queue,
-        StreamerOptions {
-            budget: Budget::Bytes(budget),
-            workers: 1,
-            ..Default::default()
-        },
-    )
+    let mut options = StreamerOptions {
+        budget: Budget::Bytes(budget),
+        workers: 1,
+        ..Default::default()
+    };
+    options.planner.spare_floor = false;
+    Streamer::with_options(&g.device, &g.queue, options)
 }
 
 /// A camera on the +z axis at `z` looking at the origin.
@@ -87,6 +87,28 @@ fn settle(s: &mut Streamer, v: &View) {
     s.settle(std::slice::from_ref(v), Duration::from_secs(30))
         .unwrap();
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn spare_budget_holds_meshes_finer_than_they_need() {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            workers: 1,
+            ..Default::default()
+        },
+    );
+    let id = s.register_mesh(MeshDesc::new(grid_file())).unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    settle(&mut s, &camera(40.0));
+    let st = s.mesh_status(id).unwrap();
+    assert!(st.wanted > 0, "{st:?}");
+    assert_eq!((st.planned, st.resident), (0, 0), "{st:?}");
+    assert_eq!(s.report().meshes[0].below, None);
 }
 
 #[test]
@@ -304,16 +326,14 @@ fn broken_mesh_files_are_typed_errors_and_register_nothing() {
 #[test]
 fn a_cross_fade_keeps_the_old_lod_for_its_frames_and_counts_its_bytes() {
     let g = common::gpu();
-    let mut s = Streamer::with_options(
-        &g.device,
-        &g.queue,
-        StreamerOptions {
-            budget: Budget::Bytes(64 << 20),
-            workers: 1,
-            mesh_cross_fade_frames: 4,
-            ..Default::default()
-        },
-    );
+    let mut options = StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        workers: 1,
+        mesh_cross_fade_frames: 4,
+        ..Default::default()
+    };
+    options.planner.spare_floor = false;
+    let mut s = Streamer::with_options(&g.device, &g.queue, options);
     let id = s.register_mesh(MeshDesc::new(grid_file())).unwrap();
     s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
         .unwrap();

@@ -525,7 +525,8 @@ fn flight_helmet_at_full_budget_matches_the_uncooked_reference() {
     let r = s.report();
     assert_eq!(r.meshes.len(), 6);
     for m in &r.meshes {
-        assert_eq!(m.resident, m.wanted, "{m:?}");
+        // at least what the view needs (the spare budget goes finer)
+        assert!(m.resident <= m.wanted, "{m:?}");
         assert!(m.screen_error_px <= 1.0, "{m:?}");
         assert_eq!(m.below, None, "{m:?}");
     }

@@ -281,7 +281,14 @@ impl Planner {
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
             });
+            // With the spare-budget floor on, every LOD is offered: steps
+            // past the wanted one remove only sub-pixel error, so they get
+            // the bytes the views' needs leave (the meshes' floor; the
+            // textures get theirs from `raise_floor`). A picture comparison
+            // sees sub-pixel outline moves: without this, a full budget left
+            // every mesh a pixel off.
             let finest = match r {
+                _ if self.options.spare_floor => 0,
                 Some(r) if locked => wanted.min(r.lod),
                 _ => wanted,
             };
@@ -387,8 +394,12 @@ mod tests {
         }
     }
 
+    /// Without the spare-budget floor: the plan is what the views need.
     fn planner_with_mesh_at(z: f32) -> Planner {
-        let mut p = Planner::default();
+        let mut p = Planner::new(crate::plan::PlannerOptions {
+            spare_floor: false,
+            ..Default::default()
+        });
         p.set_mesh(0, mesh());
         p.set_object_meshes(0, Vec3::new(0.0, 0.0, z), Vec3::splat(0.5), &[(0, 1.0)]);
         p
@@ -421,6 +432,31 @@ mod tests {
     }
 
     #[test]
+    fn spare_budget_takes_meshes_past_the_lod_they_need() {
+        let mut p = Planner::default(); // the spare-budget floor on
+        p.set_mesh(0, mesh());
+        p.set_object_meshes(
+            0,
+            Vec3::new(0.0, 0.0, -100.0),
+            Vec3::splat(0.5),
+            &[(0, 1.0)],
+        );
+        let plan = p
+            .plan_with_meshes(&[camera(0.0)], u64::MAX, &[], &[], 0)
+            .clone();
+        let m = plan.meshes[0];
+        assert!(m.wanted > 0, "{m:?}");
+        assert_eq!(m.target, 0, "room for everything: the finest LOD");
+        assert_eq!(m.limit, None);
+        // with room for the wanted LOD only, the wanted LOD
+        let budget = mesh().bytes(m.wanted);
+        let plan = p
+            .plan_with_meshes(&[camera(0.0)], budget, &[], &[], 1)
+            .clone();
+        assert_eq!(plan.meshes[0].target, m.wanted, "{:?}", plan.meshes[0]);
+    }
+
+    #[test]
     fn jitter_around_a_lod_boundary_does_not_flip_the_wanted_lod() {
         let mut p = planner_with_mesh_at(-10.0);
         // find a distance where the wanted LOD changes, then jitter around it
@@ -449,7 +485,10 @@ mod tests {
         // a mesh right in front of the camera and a texture far away: with
         // room for one of them, the mesh's detail removes more error per byte
         let tex: PlanTexture = texture(1024, false);
-        let mut p = Planner::default();
+        let mut p = Planner::new(crate::plan::PlannerOptions {
+            spare_floor: false,
+            ..Default::default()
+        });
         p.set_texture(0, tex.clone());
         p.set_object(
             0,
