@@ -1,5 +1,5 @@
-//! mipstream keeps a wgpu renderer's textures inside a GPU memory budget by
-//! streaming them mip level by mip level.
+//! mipstream keeps a wgpu renderer's textures and meshes inside one GPU
+//! memory budget by streaming them mip level by mip level and LOD by LOD.
 //!
 //! This crate is built in layers (see `ARCHITECTURE.md`):
 //!
@@ -12,7 +12,12 @@
 //! - [`gpu`]: the only code that touches a `wgpu::Device`, uploading any range
 //!   of mips `[k..n)` into a texture;
 //! - [`decode`]: CPU decoding to RGBA8 for tools and tests;
-//! - `cook` (feature `cook`): PNG/JPEG to KTX2 with a full mip chain.
+//! - [`plan`] and [`streamer`]: the budget fit over every texture's mips and
+//!   every mesh's LODs, and the [`Streamer`] that carries it out each frame;
+//! - [`mesh`]: the `.msmesh` LOD container, and (feature `gltf`) LOD chains,
+//!   cooked glTF scenes streamed (`mesh::scene`) and drawn by `render_mesh`;
+//! - `cook` (feature `cook`): PNG/JPEG to KTX2 with a full mip chain, and
+//!   (feature `gltf`) glTF scenes to LOD chains, textures and a scene file.
 //!
 //! # Example
 //!

@@ -16,6 +16,12 @@
 //! The render thread never reads files or transcodes; `update` only plans,
 //! records GPU copies and copies arrived texels into a staging buffer.
 //!
+//! Meshes ([`Streamer::register_mesh`], [`ObjectDesc::with_mesh`]) go through
+//! the same steps: their LOD chains are planned in the same budget fit, LODs
+//! load on the same loader threads, and arrived LODs are swapped in during
+//! apply under the same upload cap; [`Streamer::mesh_buffers`] is what to
+//! draw (see `meshes.rs`).
+//!
 //! # Example
 //!
 //! ```no_run
