@@ -14,13 +14,19 @@
 //! converge to what a fresh streamer without faults settles to for the same
 //! textures, objects, view and budget. Then both streamers are dropped and
 //! wgpu's registry is asked how many textures are still alive
-//! (`leaked_textures`).
+//! (`leaked_textures`) and how many buffers (`leaked_buffers`).
+//!
+//! Meshes take part too: three generated LOD chains (written to the cache
+//! folder once) read through the same fault layer, on a few boxes each, so
+//! their loads fail, stall and have their allocations refused like textures',
+//! and the recovery compares their LODs with the fresh streamer's as well.
 
 use crate::fault::{FaultCounts, FaultRates, Faults, FaultySource};
+use crate::mesh::{write_mesh, LodData, MeshFile, Vertex};
 use crate::plan::View;
 use crate::scene::{BuiltinScene, SceneError, FIELD_HALF};
 use crate::streamer::{Budget, ObjectDesc, ObjectId, Streamer, StreamerError, StreamerOptions};
-use crate::streamer::{TextureDesc, TextureId};
+use crate::streamer::{MeshDesc, MeshId, TextureDesc, TextureId};
 use crate::{FileSource, TextureFile};
 use glam::{UVec2, Vec3};
 use std::path::PathBuf;
@@ -209,6 +215,10 @@ pub struct SoakReport {
     /// Textures still alive in wgpu's registry after both streamers were
     /// dropped and the device went idle (against the count before).
     pub leaked_textures: i64,
+    /// Buffers (mesh LODs) still alive in wgpu's registry after teardown.
+    pub leaked_buffers: i64,
+    /// Times a mesh's drawn LOD changed during the abuse.
+    pub mesh_lod_changes: u64,
     /// Most bytes held in any frame.
     pub peak_resident_bytes: u64,
     /// The largest budget set.
@@ -243,6 +253,7 @@ impl SoakReport {
             && self.frames_over_budget == 0
             && self.panics == 0
             && self.leaked_textures == 0
+            && self.leaked_buffers == 0
             && self.recovered
     }
 
@@ -275,6 +286,8 @@ impl SoakReport {
             "objects_removed": self.objects_removed,
             "textures_reregistered": self.textures_reregistered,
             "leaked_textures": self.leaked_textures,
+            "leaked_buffers": self.leaked_buffers,
+            "mesh_lod_changes": self.mesh_lod_changes,
             "peak_resident_bytes": self.peak_resident_bytes,
             "budget_bytes_max": self.budget_bytes_max,
             "budget_bytes_min": self.budget_bytes_min,
@@ -295,11 +308,12 @@ impl SoakReport {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         format!(
             "{} frames, seed {}, faults [{}] on {} ({})\n\
-             invariant violations {}, frames over budget {}, panics {}, leaked textures {}\n\
+             invariant violations {}, frames over budget {}, panics {}, leaked textures {}, buffers {}\n\
              faults injected: {} io errors, {} short reads, {} slow reads, {} transcode errors, \
              {} refused allocations, {} budget changes ({:.1}-{:.1} MiB)\n\
              {} out-of-memory events, {} failed loads, {} failed registrations; \
-             {} teleports, {} objects added, {} removed, {} textures re-registered\n\
+             {} teleports, {} objects added, {} removed, {} textures re-registered, \
+             {} mesh LOD changes\n\
              peak held {:.2} MiB; update() p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms\n\
              recovery after the faults stopped: settled in {} frames, {} in {} frames\n\
              {}",
@@ -312,6 +326,7 @@ impl SoakReport {
             self.frames_over_budget,
             self.panics,
             self.leaked_textures,
+            self.leaked_buffers,
             self.fault_counts.io_errors,
             self.fault_counts.short_reads,
             self.fault_counts.slow_reads,
@@ -327,6 +342,7 @@ impl SoakReport {
             self.objects_added,
             self.objects_removed,
             self.textures_reregistered,
+            self.mesh_lod_changes,
             mib(self.peak_resident_bytes),
             self.update_ms_p50,
             self.update_ms_p99,
@@ -434,20 +450,109 @@ fn register(
     streamer.register_texture(desc).map_err(|e| e.to_string())
 }
 
-/// One box of the soak: where, and which scene texture it wears.
+/// One box of the soak: where, which scene texture it wears, and which of
+/// the soak's meshes it shows, if any.
 #[derive(Clone, Copy)]
 struct Box3 {
     center: Vec3,
     size: Vec3,
     texture: usize,
     tile: f32,
+    mesh: Option<usize>,
 }
 
 impl Box3 {
-    fn desc(&self, id: TextureId) -> ObjectDesc {
-        ObjectDesc::aabb(self.center - self.size * 0.5, self.center + self.size * 0.5)
-            .with_texture(id, self.tile)
+    fn desc(&self, id: TextureId, meshes: &[MeshId]) -> ObjectDesc {
+        let d = ObjectDesc::aabb(self.center - self.size * 0.5, self.center + self.size * 0.5)
+            .with_texture(id, self.tile);
+        match self.mesh.and_then(|m| meshes.get(m)) {
+            // the unit mesh scaled to the box
+            Some(&m) => d.with_mesh(m, self.size.max_element()),
+            None => d,
+        }
     }
+}
+
+/// A unit grid (`n` quads across, bumps of `freq`) with LODs halving its
+/// resolution down to 4 quads; errors grow as it coarsens.
+fn grid_mesh(n: u32, freq: f32) -> Vec<u8> {
+    let lod = |n: u32| {
+        let mut vertices = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
+                let z = 0.05 * (u * freq).sin() * (v * freq).sin();
+                vertices.push(Vertex {
+                    position: [u - 0.5, v - 0.5, z],
+                    normal: [0.0, 0.0, 1.0],
+                    uv: [u, v],
+                    tangent: [1.0, 0.0, 0.0, 1.0],
+                });
+            }
+        }
+        let mut indices = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                indices.extend([i, i + 1, i + n + 1, i + 1, i + n + 2, i + n + 1]);
+            }
+        }
+        (vertices, indices)
+    };
+    let mut lods = Vec::new();
+    let mut k = n;
+    while k >= 4 {
+        let (vertices, indices) = lod(k);
+        let error = if k == n { 0.0 } else { 0.5 * freq / k as f32 };
+        lods.push(LodData {
+            vertices,
+            indices,
+            error,
+        });
+        k /= 2;
+    }
+    write_mesh(&lods, 1 | 2 | 4 | 8)
+}
+
+/// The soak's mesh files in `dir` (written on first use).
+fn mesh_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, SoakError> {
+    let dir = dir.join("soak-meshes");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| SoakError::Options(format!("{}: {e}", dir.display())))?;
+    [(64, 6.0), (32, 12.0), (128, 9.0)]
+        .iter()
+        .map(|&(n, f)| {
+            let p = dir.join(format!("grid-{n}.msmesh"));
+            if !p.is_file() {
+                std::fs::write(&p, grid_mesh(n, f))
+                    .map_err(|e| SoakError::Options(format!("{}: {e}", p.display())))?;
+            }
+            Ok(p)
+        })
+        .collect()
+}
+
+/// Registers a mesh file, reading it through the fault layer.
+fn register_mesh(
+    streamer: &mut Streamer,
+    path: &std::path::Path,
+    faults: Option<&Arc<Faults>>,
+) -> Result<MeshId, String> {
+    let source = FileSource::open(path).map_err(|e| e.to_string())?;
+    let source: Arc<dyn crate::ByteSource> = match faults {
+        Some(f) => Arc::new(FaultySource::new(Arc::new(source), f.clone())),
+        None => Arc::new(source),
+    };
+    let file = MeshFile::open(source).map_err(|e| e.to_string())?;
+    streamer
+        .register_mesh(MeshDesc::new(file))
+        .map_err(|e| e.to_string())
+}
+
+fn live_buffers(instance: &wgpu::Instance) -> i64 {
+    instance
+        .generate_report()
+        .map_or(0, |r| r.hub_report().buffers.num_kept_from_user as i64)
 }
 
 fn live_textures(instance: &wgpu::Instance) -> i64 {
@@ -488,6 +593,8 @@ pub fn run(
         ..SoakReport::default()
     };
     let textures_before = live_textures(&gpu.instance);
+    let buffers_before = live_buffers(&gpu.instance);
+    let mesh_paths = mesh_files(&options.cache_dir)?;
 
     let mut rng = Rng(options.seed ^ 0x005E_ED0F_50A4);
     let faults = Faults::new(options.seed);
@@ -546,7 +653,18 @@ pub fn run(
         slot.id = Some(id);
     }
     let ids: Vec<TextureId> = slots.iter().filter_map(|s| s.id).collect();
-    let full = BuiltinScene::full_residency_bytes(&streamer, &ids);
+    let mut meshes = Vec::new();
+    for p in &mesh_paths {
+        meshes.push(
+            register_mesh(&mut streamer, p, reads_faulty.then_some(&faults))
+                .map_err(|e| SoakError::Options(format!("registering a mesh: {e}")))?,
+        );
+    }
+    let full = BuiltinScene::full_residency_bytes(&streamer, &ids)
+        + meshes
+            .iter()
+            .filter_map(|&m| streamer.mesh_bytes_at(m, 0).ok())
+            .sum::<u64>();
     let tails = streamer.report().tail_bytes;
     // a few MiB above what the tails alone need: the least a budget can be
     let floor = tails + (4 << 20);
@@ -557,14 +675,16 @@ pub fn run(
     report.budget_bytes_min = budget;
 
     let mut boxes: Vec<(Box3, Option<ObjectId>)> = Vec::new();
-    for o in &scene.objects {
+    for (i, o) in scene.objects.iter().enumerate() {
         let b = Box3 {
             center: o.center,
             size: o.size,
             texture: o.texture,
             tile: o.tile,
+            // a few instances per mesh, so the nearest moves with the camera
+            mesh: (i % 50 == 1).then_some(i / 50 % meshes.len()),
         };
-        let id = streamer.register_object(b.desc(ids[o.texture]))?;
+        let id = streamer.register_object(b.desc(ids[o.texture], &meshes))?;
         boxes.push((b, Some(id)));
     }
     // as many places again where boxes appear and disappear
@@ -580,6 +700,7 @@ pub fn run(
                 size,
                 texture: i % slots.len(),
                 tile: rng.range(1.0, 8.0),
+                mesh: (i % 50 == 3).then_some(i / 50 % meshes.len()),
             },
             None,
         ));
@@ -595,6 +716,10 @@ pub fn run(
         frames: 600,
     };
     let mut times = Vec::with_capacity(options.frames as usize);
+    let mut mesh_lods: Vec<u32> = meshes
+        .iter()
+        .map(|&m| streamer.mesh_status(m).map_or(0, |s| s.resident))
+        .collect();
     let mut next_budget = 200u64;
     let note = |report: &mut SoakReport, e: String| {
         report.invariant_violations += 1;
@@ -663,7 +788,7 @@ pub fn run(
                     ),
                     ..boxes[i].0
                 };
-                if let Ok(id) = streamer.register_object(b.desc(tex)) {
+                if let Ok(id) = streamer.register_object(b.desc(tex, &meshes)) {
                     report.objects_added += 1;
                     boxes[i] = (b, Some(id));
                 }
@@ -684,7 +809,7 @@ pub fn run(
                         report.textures_reregistered += 1;
                         for (b, obj) in boxes.iter_mut().filter(|(b, _)| b.texture == t) {
                             if let Some(o) = obj {
-                                if streamer.set_object(*o, b.desc(id)).is_err() {
+                                if streamer.set_object(*o, b.desc(id, &meshes)).is_err() {
                                     *obj = None;
                                 }
                             }
@@ -706,6 +831,12 @@ pub fn run(
             }
         };
         times.push(stats.update_time.as_secs_f64() * 1e3);
+        for (m, last) in meshes.iter().zip(&mut mesh_lods) {
+            if let Ok(st) = streamer.mesh_status(*m) {
+                report.mesh_lod_changes += (st.resident != *last) as u64;
+                *last = st.resident;
+            }
+        }
         report.failed_loads += stats.failed_loads as u64;
         report.panics += stats.panicked_loads as u64;
         if let Err(e) = streamer.check_invariants() {
@@ -744,33 +875,48 @@ pub fn run(
             pairs.push((id, fresh_id));
         }
     }
+    let mut fresh_meshes = Vec::new();
+    for p in &mesh_paths {
+        fresh_meshes.push(
+            register_mesh(&mut fresh, p, None)
+                .map_err(|e| SoakError::Options(format!("the fault-free reference: {e}")))?,
+        );
+    }
+    let mesh_pairs: Vec<(MeshId, MeshId)> = meshes
+        .iter()
+        .copied()
+        .zip(fresh_meshes.iter().copied())
+        .collect();
     for (b, obj) in &boxes {
         if obj.is_some() {
             if let Some(&(_, f)) = slots[b.texture]
                 .id
                 .and_then(|id| pairs.iter().find(|(s, _)| *s == id))
             {
-                fresh.register_object(b.desc(f))?;
+                fresh.register_object(b.desc(f, &fresh_meshes))?;
             }
         }
     }
     fresh.settle(&[view], Duration::from_secs(300))?;
     let differences = |streamer: &Streamer, fresh: &Streamer| -> Vec<String> {
-        pairs
-            .iter()
-            .filter_map(|&(s, f)| {
-                let (a, b) = (
-                    streamer.texture_status(s).ok()?,
-                    fresh.texture_status(f).ok()?,
-                );
-                (a.resident != b.resident || a.tier != b.tier).then(|| {
-                    format!(
-                        "{s}: level {} {:?} (fault-free: {} {:?})",
-                        a.resident, a.tier, b.resident, b.tier
-                    )
-                })
+        let textures = pairs.iter().filter_map(|&(s, f)| {
+            let (a, b) = (
+                streamer.texture_status(s).ok()?,
+                fresh.texture_status(f).ok()?,
+            );
+            (a.resident != b.resident || a.tier != b.tier).then(|| {
+                format!(
+                    "{s}: level {} {:?} (fault-free: {} {:?})",
+                    a.resident, a.tier, b.resident, b.tier
+                )
             })
-            .collect()
+        });
+        let meshes = mesh_pairs.iter().filter_map(|&(s, f)| {
+            let (a, b) = (streamer.mesh_status(s).ok()?, fresh.mesh_status(f).ok()?);
+            (a.resident != b.resident)
+                .then(|| format!("{s}: LOD {} (fault-free: {})", a.resident, b.resident))
+        });
+        textures.chain(meshes).collect()
     };
     // first at the last budget: every texture gets back to its planned level
     // with no failure left (which levels those are may differ from the fresh
@@ -832,6 +978,7 @@ pub fn run(
         timeout: None,
     });
     report.leaked_textures = live_textures(&gpu.instance) - textures_before;
+    report.leaked_buffers = live_buffers(&gpu.instance) - buffers_before;
 
     times.sort_by(f64::total_cmp);
     report.update_ms_p50 = percentile(&times, 0.5);

@@ -772,11 +772,15 @@ impl Streamer {
         self.oom_count
     }
 
-    /// Whether any texture is backing off after a failed load.
+    /// Whether any texture or mesh is backing off after a failed load.
     pub fn has_failures(&self) -> bool {
         self.textures
             .iter::<TextureId>()
             .any(|(_, e)| e.failure.is_some())
+            || self
+                .meshes
+                .iter::<MeshId>()
+                .any(|(_, e)| e.failure.is_some())
     }
 
     /// Advances one frame with this frame's views. Never blocks on loads.

@@ -83,11 +83,12 @@ pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "soak failed: {} invariant violations, {} frames over budget, {} panics, {} leaked textures, recovered: {}",
+            "soak failed: {} invariant violations, {} frames over budget, {} panics, {} leaked textures, {} leaked buffers, recovered: {}",
             report.invariant_violations,
             report.frames_over_budget,
             report.panics,
             report.leaked_textures,
+            report.leaked_buffers,
             report.recovered
         ))
     }
