@@ -365,7 +365,9 @@ impl Viewer {
                         },
                     });
                 }
+                let mut printed = false;
                 let json = crate::mesh::scene::cooked_scene(p, &options.cache_dir, |c| {
+                    printed = true;
                     eprint!(
                         "\rcooking {} into the cache (first run only): {} {}/{}   ",
                         p.display(),
@@ -374,6 +376,9 @@ impl Viewer {
                         c.total
                     );
                 })?;
+                if printed {
+                    eprintln!();
+                }
                 let file = crate::mesh::scene_file::SceneFile::load(&json)
                     .map_err(SceneLoadError::from)?;
                 let [lo, hi] = file.bounds.map(Vec3::from);
