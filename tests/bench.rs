@@ -99,6 +99,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
             "resident.png",
             "psnr.png",
             "quality_vs_budget.png",
+            "quality_vs_memory.png",
             "side_by_side.png"
         ]
     );

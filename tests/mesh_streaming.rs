@@ -389,3 +389,40 @@ fn a_cross_fade_keeps_the_old_lod_for_its_frames_and_counts_its_bytes() {
     assert!(s.mesh_fade(id).unwrap().is_none());
     assert_eq!(s.report().totals.mesh, base);
 }
+
+#[test]
+fn a_mesh_grows_where_its_old_and_new_lod_do_not_fit_together() {
+    let mut s = streamer(64 << 20);
+    let id = s.register_mesh(MeshDesc::new(grid_file())).unwrap();
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    // a distance where the mesh wants LOD 1
+    let mid = [1.5f32, 2.0, 3.0, 4.0, 6.0, 8.0]
+        .into_iter()
+        .map(camera)
+        .find(|v| {
+            s.update(std::slice::from_ref(v));
+            s.mesh_status(id).unwrap().wanted == 1
+        })
+        .expect("some distance wants LOD 1");
+    settle(&mut s, &mid);
+    assert_eq!(s.mesh_status(id).unwrap().resident, 1);
+    let base = s.mesh_bytes_at(id, 4).unwrap();
+    let lod = |l: u32| s.mesh_bytes_at(id, l).unwrap() - base;
+    let (lod0, lod1) = (lod(0), lod(1));
+    // room for LOD 0, its staging and the planner's room for that growth,
+    // but not for LOD 1 beside them: the old detail must go first
+    let budget = base + 2 * lod0 + lod1 / 2;
+    s.set_budget(Budget::Bytes(budget));
+    let near = camera(1.0);
+    let start = std::time::Instant::now();
+    while s.mesh_status(id).unwrap().resident != 0 {
+        s.update(std::slice::from_ref(&near));
+        s.check_invariants().unwrap();
+        assert!(s.held_bytes() <= budget, "{}", s.report());
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", s.report());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(s.mesh_buffers(id).unwrap().lod, 0);
+    assert_eq!(s.report().totals.mesh, base + lod0);
+}

@@ -664,22 +664,34 @@ fn flying_away_from_the_helmet_and_back_drops_and_restores_meshes_and_textures()
     let r1 = s.report();
     // Where a budget-limited streamer settles depends on the order loads
     // arrive in (what is resident is kept over a newcomer of equal worth),
-    // so "back" means: every mesh that wants detail has it again, and the
-    // meshes hold about what they held before leaving.
+    // so "back" means: every mesh that wants detail has it again.
     for (m, near_lod) in r1.meshes.iter().zip(&near_mesh_lods) {
         if m.wanted < m.lods - 1 && *near_lod < m.lods - 1 {
             assert!(
                 m.resident < m.lods - 1,
-                "{} did not come back\n{r1}",
-                m.label
+                "{} did not come back\n{r1}\n{:?}",
+                m.label,
+                r1.meshes
             );
         }
     }
+    // and every mesh is within a LOD of what its view wants (growing into a
+    // LOD needs its bytes free beside the plan, so a large LOD 0 held before
+    // leaving may not fit again beside what arrived first), and the budget
+    // is used about as fully as before
+    for m in &r1.meshes {
+        assert!(
+            m.resident <= m.wanted + 1,
+            "{} is {}\n{r1}",
+            m.label,
+            m.resident
+        );
+    }
     assert!(
-        r1.totals.mesh * 10 >= r0.totals.mesh * 7,
-        "mesh bytes back {} vs {} before\n{r1}",
-        r1.totals.mesh,
-        r0.totals.mesh
+        r1.totals.accounted() * 10 >= r0.totals.accounted() * 8,
+        "held {} vs {} before\n{r1}",
+        r1.totals.accounted(),
+        r0.totals.accounted()
     );
     let back_tex: Vec<u32> = r1.textures.iter().map(|t| t.resident).collect();
     let finer_or_same = back_tex

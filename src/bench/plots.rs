@@ -265,6 +265,81 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
         written.push(p);
     }
 
+    // quality against the memory each run actually held: a strategy that
+    // went over its budget sits where its memory puts it
+    if !result.sweep.is_empty() && result.full_residency_bytes > 0 {
+        let p = dir.join("quality_vs_memory.png");
+        let mut buf = vec![0u8; (W * H * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
+            root.fill(&WHITE).map_err(plot_err)?;
+            let full = result.full_residency_bytes as f64;
+            let series = |k: usize| {
+                let mut pts: Vec<(f64, f64, bool)> = result
+                    .sweep
+                    .iter()
+                    .filter_map(|p| {
+                        p.results
+                            .get(k)
+                            .map(|r| (r.2 as f64 / full, r.1.min(70.0), r.3 > 0))
+                    })
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                pts
+            };
+            let all: Vec<(f64, f64, bool)> =
+                (0..Strategy::ALL.len() - 1).flat_map(series).collect();
+            let lo = all.iter().map(|p| p.1).fold(60.0f64, f64::min);
+            let hi = all.iter().map(|p| p.1).fold(lo + 1.0, f64::max);
+            let xmax = all.iter().map(|p| p.0).fold(1.0, f64::max);
+            let mut chart = ChartBuilder::on(&root)
+                .caption(
+                    format!("PSNR against memory held (hollow: over its budget): {title}"),
+                    ("sans-serif", 18),
+                )
+                .margin(12)
+                .x_label_area_size(36)
+                .y_label_area_size(56)
+                .build_cartesian_2d(0.0..xmax * 1.05, (lo - 2.0).max(0.0)..hi + 2.0)
+                .map_err(plot_err)?;
+            chart
+                .configure_mesh()
+                .x_desc("peak memory held, fraction of full residency")
+                .y_desc("PSNR of the mean error, dB (capped at 70)")
+                .draw()
+                .map_err(plot_err)?;
+            for (k, strategy) in Strategy::ALL[1..].iter().enumerate() {
+                let c = color(*strategy);
+                let pts = series(k);
+                chart
+                    .draw_series(LineSeries::new(
+                        pts.iter().map(|p| (p.0, p.1)),
+                        c.stroke_width(2),
+                    ))
+                    .map_err(plot_err)?
+                    .label(strategy.key())
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
+                    });
+                chart
+                    .draw_series(pts.iter().map(|&(x, y, o)| {
+                        Circle::new((x, y), 5, if o { c.stroke_width(2) } else { c.filled() })
+                    }))
+                    .map_err(plot_err)?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(plot_err)?;
+            root.present().map_err(plot_err)?;
+        }
+        save(buf, W, H, &p)?;
+        written.push(p);
+    }
+
     // one frame of the walk for every strategy, side by side
     let pictures: Vec<_> = result
         .strategies

@@ -13,17 +13,27 @@
 //!
 //! Evicting is the same computation: states a texture holds but no longer gets
 //! are the ones with the least error removed per byte, so they go first.
+//!
+//! Growing into a state needs bytes beside the plan for a moment (the old
+//! copy and the staged levels, [`Candidate::grow`]). The fit keeps room for
+//! the largest growth it chooses inside the budget, so a plan never needs more
+//! than the budget to come true, and a budget is not emptied by a fixed
+//! reserve sized for the worst case: states already resident need no room.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// One state a texture can be in.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Candidate {
     /// Bytes the texture occupies in this state.
     pub bytes: u64,
     /// Visible error in this state (smaller is better).
     pub error: f64,
+    /// Bytes needed beside the plan while the texture grows into this state
+    /// (its old copy and the staged upload); 0 for states already resident
+    /// or coarser. The fit keeps room for the largest growth it chooses.
+    pub grow: u64,
 }
 
 /// Per-texture preferences that keep the fit stable from frame to frame.
@@ -84,6 +94,7 @@ pub struct Fitter {
     hull_start: Vec<u32>,
     heap: BinaryHeap<Step>,
     blocked: Vec<Step>,
+    room: u64,
 }
 
 impl Fitter {
@@ -91,7 +102,9 @@ impl Fitter {
     /// back to back, `offsets[t]..offsets[t + 1]` being texture `t`'s chain,
     /// cheapest (the base) first. Writes the chosen index within each chain
     /// to `choice` and returns the bytes used. Every texture gets at least its
-    /// base state, even if the bases alone exceed `budget`.
+    /// base state, even if the bases alone exceed `budget`. The chosen states
+    /// and the largest [`Candidate::grow`] among them fit the budget together
+    /// (see [`room`](Self::room)): the plan leaves room for its own growth.
     pub fn fit(
         &mut self,
         chains: &[Candidate],
@@ -108,6 +121,7 @@ impl Fitter {
         self.heap.clear();
         self.blocked.clear();
         let mut used: u64 = 0;
+        self.room = 0;
         for t in 0..n {
             let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
             self.hull_start.push(self.hull.len() as u32);
@@ -115,6 +129,7 @@ impl Fitter {
                 continue;
             }
             used = used.saturating_add(chain[0].bytes);
+            self.room = self.room.max(chain[0].grow);
             lower_hull(chain, &mut self.hull);
         }
         self.hull_start.push(self.hull.len() as u32);
@@ -132,12 +147,14 @@ impl Fitter {
                 hull[s.hull_index as usize + 1] as usize,
             );
             let add = chains[base + to].bytes - chains[base + from].bytes;
-            if used + add > budget {
+            let room = self.room.max(chains[base + to].grow);
+            if used + add + room > budget {
                 // this texture stops here; smaller steps of others may still fit
                 self.blocked.push(s);
                 continue;
             }
             used += add;
+            self.room = room;
             choice[t] = to as u32;
             if let Some(next) = self.step(chains, offsets, sticky, t, s.hull_index + 1) {
                 self.heap.push(next);
@@ -201,7 +218,9 @@ impl Fitter {
                 continue;
             }
             let (a, b) = (bytes_err(u, from), bytes_err(u, to));
-            let need = (b.bytes - a.bytes).saturating_sub(budget.saturating_sub(*used));
+            let room = self.room.max(b.grow);
+            // bytes to free so the step and its growth room fit
+            let need = (*used + (b.bytes - a.bytes) + room).saturating_sub(budget);
             let (mut freed, mut loss, mut undo) = (0u64, 0.0, Vec::new());
             for &(_, t, prev) in &removable {
                 if freed >= need {
@@ -228,6 +247,7 @@ impl Fitter {
                     touched[t] = true;
                 }
                 *used += b.bytes - a.bytes;
+                self.room = room;
                 choice[u] = to;
                 touched[u] = true;
             }
@@ -260,20 +280,28 @@ impl Fitter {
             let t = s.texture as usize;
             let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
             let now = chain[choice[t] as usize];
-            let left = budget.saturating_sub(*used);
+            let room = self.room;
+            let left = |c: &Candidate| budget.saturating_sub(*used + room.max(c.grow));
             let better = chain
                 .iter()
                 .enumerate()
                 .skip(choice[t] as usize + 1)
                 .filter(|(_, c)| {
-                    c.bytes > now.bytes && c.bytes - now.bytes <= left && c.error < now.error
+                    c.bytes > now.bytes && c.bytes - now.bytes <= left(c) && c.error < now.error
                 })
                 .min_by(|a, b| a.1.error.total_cmp(&b.1.error));
             if let Some((i, c)) = better {
                 *used += c.bytes - now.bytes;
+                self.room = room.max(c.grow);
                 choice[t] = i as u32;
             }
         }
+    }
+
+    /// The room the last fit left beside its states for growing into them:
+    /// the largest [`Candidate::grow`] it chose.
+    pub fn room(&self) -> u64 {
+        self.room
     }
 
     fn hull_of(&self, t: usize) -> &[u32] {
@@ -395,8 +423,75 @@ mod tests {
         bytes
             .iter()
             .zip(errors)
-            .map(|(&bytes, &error)| Candidate { bytes, error })
+            .map(|(&bytes, &error)| Candidate {
+                bytes,
+                error,
+                grow: 0,
+            })
             .collect()
+    }
+
+    #[test]
+    fn the_fit_leaves_room_for_the_largest_growth_it_chooses() {
+        let mut rng = 99u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut fitter = Fitter::default();
+        let mut choice = Vec::new();
+        for case in 0..500 {
+            let n = 1 + (next() % 6) as usize;
+            let chains: Vec<Vec<Candidate>> = (0..n)
+                .map(|_| {
+                    let len = 1 + (next() % 5) as usize;
+                    let held = (next() % len as u64) as usize;
+                    let (mut bytes, mut error) = (1 + next() % 100, 1000.0);
+                    (0..len)
+                        .map(|i| {
+                            let c = Candidate {
+                                bytes,
+                                error,
+                                grow: if i > held { bytes + next() % 50 } else { 0 },
+                            };
+                            bytes += 1 + next() % 400;
+                            error *= 0.2 + (next() % 70) as f64 / 100.0;
+                            c
+                        })
+                        .collect()
+                })
+                .collect();
+            let (all, off) = flat(&chains);
+            let sticky: Vec<Stickiness> = (0..n)
+                .map(|t| Stickiness {
+                    resident: chains[t].iter().rposition(|c| c.grow == 0).unwrap(),
+                    keep_bonus: 1.25,
+                    locked: next() % 4 == 0,
+                })
+                .collect();
+            let base: u64 = chains.iter().map(|c| c[0].bytes).sum();
+            let budget = base + next() % 1500;
+            let used = fitter.fit(&all, &off, &sticky, budget, &mut choice);
+            let chosen: Vec<Candidate> = (0..n).map(|t| chains[t][choice[t] as usize]).collect();
+            assert_eq!(
+                used,
+                chosen.iter().map(|c| c.bytes).sum::<u64>(),
+                "case {case}"
+            );
+            let room = chosen.iter().map(|c| c.grow).max().unwrap_or(0);
+            assert!(
+                fitter.room() >= room,
+                "case {case}: {} < {room}",
+                fitter.room()
+            );
+            assert!(
+                used + fitter.room() <= budget,
+                "case {case}: {used} + room {} > {budget}: {chosen:?}",
+                fitter.room()
+            );
+        }
     }
 
     #[test]

@@ -16,12 +16,15 @@
 //!
 //! Visible error, in the textures' unit (pixels that look wrong, times
 //! boost): a LOD whose error projects to `x` pixels moves the mesh's outline
-//! and its shading edges by about that much, so about `x` pixels across its
-//! outline change: `min(coverage, 4 * 2 * sqrt(pi * coverage) * x)` (the
-//! perimeter of a disc of that area, times `x`, weighted 4 for full-contrast
-//! edges against a texture's blur: see `OUTLINE_WEIGHT`). Sub-pixel errors count too:
-//! they still flip outline pixels, and a picture comparison sees them. The
-//! target decides only the LOD a mesh *wants* (the end of its chain).
+//! by about that much, and the surface under its texture and its normals
+//! with it: `(4 * 2 * sqrt(pi * coverage) + 8 * coverage) * x` (the
+//! perimeter of a disc of that area, weighted 4 for full-contrast edges,
+//! plus every covered pixel, weighted 8 against a texture pixel missing all
+//! its detail: see `OUTLINE_WEIGHT` and `SURFACE_WEIGHT`, measured). It is
+//! not capped at the coverage: a mesh two pixels off is worse than one a
+//! pixel off, where a texture missing all its detail is as bad as it gets.
+//! Sub-pixel errors count too: a picture comparison sees them. The target
+//! decides only the LOD a mesh *wants* (the end of its chain).
 //!
 //! The coarsest LOD is always resident (like a texture's tail): a mesh at LOD
 //! `l` holds the coarsest LOD's bytes plus LOD `l`'s.
@@ -128,17 +131,25 @@ pub(super) struct MeshNeed {
     coverage: f32,
 }
 
-/// Pixels that look wrong on a mesh covering `coverage` pixels with a
-/// projected error of `px` pixels.
 /// How much worse a pixel on a moved outline is than a pixel of a texture
-/// missing detail (full-contrast edges against a blur). Measured on
-/// FlightHelmet (`mipstream bench`, 25% budget, 320x180, lavapipe), PSNR of
-/// mipstream's pictures: weight 1: 37.6 dB, 4: 38.7, 16: 35.8, 64: 33.6.
+/// missing detail (full-contrast edges against a blur).
 const OUTLINE_WEIGHT: f64 = 4.0;
 
+/// How much a pixel of a mesh's surface changes per pixel of projected
+/// error, against a pixel of a texture missing all its detail: a coarser LOD
+/// moves the surface under its texture and bends its normals, so every
+/// pixel it covers shades differently. Measured on FlightHelmet (`mipstream
+/// bench`, 25% budget, 320x180, lavapipe): with the textures one mip coarser
+/// everywhere the picture lost 0.5 dB, with the meshes one LOD coarser 4 dB;
+/// weights 0, 2 and 8 gave mipstream 41.1, 41.3 and 42.5 dB.
+const SURFACE_WEIGHT: f64 = 8.0;
+
+/// Pixels that look wrong on a mesh covering `coverage` pixels with a
+/// projected error of `px` pixels, in the textures' unit.
 fn wrong_pixels(coverage: f64, px: f32) -> f64 {
-    let outline = 2.0 * (std::f64::consts::PI * coverage.max(0.0)).sqrt();
-    (OUTLINE_WEIGHT * outline * px.max(0.0) as f64).min(coverage.max(0.0))
+    let coverage = coverage.max(0.0);
+    let outline = 2.0 * (std::f64::consts::PI * coverage).sqrt();
+    (OUTLINE_WEIGHT * outline + SURFACE_WEIGHT * coverage) * px.max(0.0) as f64
 }
 
 impl Planner {
@@ -292,10 +303,22 @@ impl Planner {
                 Some(r) if locked => wanted.min(r.lod),
                 _ => wanted,
             };
+            // growing into a finer LOD stages its buffers; the old detail is
+            // released first unless cross-fades keep it (the streamer says)
+            let held = r.map_or(coarsest, |r| r.lod.min(coarsest));
+            let detail = |lod: u32| mesh.bytes(lod) - mesh.bytes(coarsest);
             for lod in (finest..=coarsest).rev() {
+                let grow = if lod >= held {
+                    0
+                } else if self.keep_old_mesh_lod {
+                    detail(lod) + detail(held)
+                } else {
+                    detail(lod)
+                };
                 self.chains.push(Candidate {
                     bytes: mesh.bytes(lod),
                     error: boost * wrong_pixels(coverage, mesh.error_of(lod) * need.k),
+                    grow,
                 });
             }
             self.offsets.push(self.chains.len() as u32);
@@ -503,7 +526,8 @@ mod tests {
             .clone();
         assert_eq!(unlimited.meshes[0].target, 0);
         let base = tex.bytes(tex.tail_level, Tier::Full) + mesh().bytes(mesh().coarsest());
-        let budget = base + mesh().bytes(0) - mesh().bytes(mesh().coarsest());
+        // the detail, and room to stage it
+        let budget = base + 2 * (mesh().bytes(0) - mesh().bytes(mesh().coarsest()));
         let plan = p
             .plan_with_meshes(&[camera(0.0)], budget, &[], &[], 1)
             .clone();
@@ -512,7 +536,8 @@ mod tests {
         // and the other way round: the mesh far, the texture close
         p.move_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0));
         p.move_object(1, Vec3::new(30.0, 0.0, -3000.0), Vec3::splat(0.5));
-        let tex_budget = base + tex.bytes(0, Tier::Full) - tex.bytes(tex.tail_level, Tier::Full);
+        let tex_budget =
+            base + 2 * tex.bytes(0, Tier::Full) - tex.bytes(tex.tail_level, Tier::Full);
         let plan = p
             .plan_with_meshes(&[camera(0.0)], tex_budget, &[], &[], 100)
             .clone();
@@ -528,6 +553,24 @@ mod tests {
             plan.textures
         );
         assert!(plan.bytes <= tex_budget);
+    }
+
+    #[test]
+    fn a_mesh_a_pixel_off_is_worse_than_a_texture_missing_all_its_detail() {
+        // per covered pixel, in the textures' unit (a texture missing all
+        // its detail is wrong on each pixel it covers, weight 1)
+        for coverage in [100.0, 10_000.0, 1e6] {
+            let one = wrong_pixels(coverage, 1.0);
+            assert!(one > coverage, "{coverage}: {one}");
+            // linear in the error, with no cap: two pixels off is twice as bad
+            let two = wrong_pixels(coverage, 2.0);
+            assert!((two - 2.0 * one).abs() < 1e-6 * one, "{one} {two}");
+            assert!(wrong_pixels(coverage, 0.1) > 0.0, "sub-pixel error counts");
+            assert_eq!(wrong_pixels(coverage, 0.0), 0.0);
+        }
+        // thin meshes (small coverage) weigh their outline more per pixel
+        let per_pixel = |c: f64| wrong_pixels(c, 1.0) / c;
+        assert!(per_pixel(100.0) > per_pixel(1e6));
     }
 
     #[test]

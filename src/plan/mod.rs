@@ -259,6 +259,9 @@ pub struct Plan {
     pub tail_bytes: u64,
     /// The budget planned for.
     pub budget: u64,
+    /// Bytes of the budget the plan leaves free so its largest growth can
+    /// happen (the old copy and the staged levels beside everything else).
+    pub growth_room: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -387,6 +390,8 @@ pub struct Planner {
     // scratch
     mesh_need: Vec<mesh::MeshNeed>,
     mesh_order: Vec<usize>,
+    /// Whether a mesh keeps its old LOD while it grows (cross-fades).
+    keep_old_mesh_lod: bool,
 }
 
 impl Planner {
@@ -406,6 +411,13 @@ impl Planner {
     /// Changes the options from the next plan on.
     pub fn set_options(&mut self, options: PlannerOptions) {
         self.options = options;
+    }
+
+    /// Whether a mesh growing to a finer LOD keeps its old one beside it
+    /// (a streamer that cross-fades LODs does): the room the plan leaves for
+    /// growth then counts both. Default: false.
+    pub fn set_mesh_growth_keeps_old_lod(&mut self, keep: bool) {
+        self.keep_old_mesh_lod = keep;
     }
 
     /// Sets or replaces the texture in `slot`.
@@ -597,9 +609,10 @@ impl Planner {
             &mut self.choice,
         );
         self.write_plan(resident, budget, used);
+        self.plan.growth_room = self.fitter.room();
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
-            self.raise_floor(budget, resident);
+            self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);
         }
         &self.plan
     }
@@ -842,15 +855,29 @@ impl Planner {
             self.wanted[slot] = wanted;
             let model = ErrorModel::new(&self.options, t.boost, need);
             let pool = &self.pool;
+            let r = resident.get(slot).copied();
+            // growing into a state holds the old texture beside the new one
+            // while the new levels are staged: the new state's bytes, plus
+            // the whole old texture when the tier changes
+            let held = r.map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
+            let grow = |level: u32, tier: Tier| {
+                if level >= t.tail_level || (tier == held.1 && level >= held.0) {
+                    0
+                } else if tier == held.1 || held.0 >= t.tail_level {
+                    t.bytes(pool, level, tier)
+                } else {
+                    t.bytes(pool, level, tier) + t.bytes(pool, held.0, held.1)
+                }
+            };
             let push =
                 |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier, ratios| {
                     chains.push(Candidate {
                         bytes: t.bytes(pool, level, tier),
                         error: model.with_ratios(level, tier, ratios),
+                        grow: grow(level, tier),
                     });
                     states.push(State { level, tier });
                 };
-            let r = resident.get(slot).copied();
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
             });

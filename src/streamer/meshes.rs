@@ -443,16 +443,29 @@ impl Streamer {
             e.held_back = Some(BelowReason::UploadCap);
             return false;
         }
-        // the new buffers and their staging beside everything held (the old
-        // detail goes after the swap)
-        if held + bytes + upload > budget {
+        // the new buffers and their staging beside everything held; the old
+        // detail is released first unless a cross-fade keeps it (this
+        // frame's draws already see the new LOD, so nothing pops; if the new
+        // one cannot be made, the mesh draws its coarsest LOD until a retry)
+        let fade = self.options.mesh_cross_fade_frames > 0;
+        let old = e.detail.as_ref().map_or(0, |d| d.bytes);
+        let kept = if fade { old } else { 0 };
+        if held.saturating_sub(old) + kept + bytes + upload > budget {
             e.held_back = Some(BelowReason::Budget);
-            let old = e.detail.as_ref().map_or(0, |d| d.bytes);
-            self.need_headroom(old + bytes + upload);
+            // the new buffers are in the plan; the staging and a kept old
+            // detail are not. Detail finer than the views want is spare: it
+            // waits instead of making later plans leave room.
+            let p = self.mesh_plan(id);
+            if p.target >= p.wanted {
+                self.need_headroom(kept + upload);
+            }
             return false;
         }
         let data = e.pending.take().expect("checked");
         let label = format!("{} LOD {}", e.label, data.lod);
+        if !fade {
+            self.swap_detail(id, None);
+        }
         match self.gpu.create_mesh(&label, &data) {
             Ok(new) => {
                 self.meshes.get_mut(id).expect("live id").held_back = None;
@@ -486,10 +499,18 @@ impl Streamer {
     }
 
     /// Whether every mesh draws its planned LOD (failed ones count as settled).
-    pub(super) fn meshes_converged(&self) -> bool {
-        self.meshes
-            .iter::<MeshId>()
-            .all(|(id, e)| e.failure.is_some() || self.mesh_plan(id).target == e.lod())
+    /// `settled`: no upload is staged, so spare detail blocked by the budget
+    /// waits for room the plan does not have.
+    pub(super) fn meshes_converged(&self, settled: bool) -> bool {
+        self.meshes.iter::<MeshId>().all(|(id, e)| {
+            let p = self.mesh_plan(id);
+            e.failure.is_some()
+                    || p.target == e.lod()
+                    // spare detail that does not fit beside the plan waits
+                    || (settled
+                        && p.target < p.wanted
+                        && e.held_back == Some(BelowReason::Budget))
+        })
     }
 
     pub(super) fn mesh_reports(&self, frame: u64) -> Vec<MeshReport> {

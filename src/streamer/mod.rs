@@ -285,6 +285,8 @@ impl Streamer {
             policy: Policy::Budget,
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
+        s.planner
+            .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
         s
     }
 
@@ -804,7 +806,7 @@ impl Streamer {
             self.driver = memory::driver_budget(self.gpu.device());
         }
         self.relax_oom_reduction();
-        if self.headroom > 0 && self.frame > self.headroom_frame + 600 {
+        if self.headroom > 0 && self.frame > self.headroom_frame + STICKY_FRAMES {
             self.headroom = 0;
         }
         self.end_fades();
@@ -823,22 +825,32 @@ impl Streamer {
         self.stats
     }
 
-    /// The planner's budget: the effective budget less the pool and the room
-    /// growth needs beside the plan: the transient reserve plus one frame of
-    /// staging, or the headroom a blocked build asked for, whichever is larger.
+    /// The planner's budget: the effective budget less the pool and the
+    /// transient reserve, or the headroom a blocked build asked for, whichever
+    /// is larger. The plan itself keeps room for its largest growth step
+    /// (`Plan::growth_room`): a fixed fraction for that kept a third of a
+    /// quarter-size FlightHelmet budget empty.
     fn planner_budget(&self) -> u64 {
         let effective = self.effective_budget();
         let transient =
             (effective as f64 * self.options.transient_reserve.clamp(0.0, 0.9) as f64) as u64;
-        let staging = self.options.upload_bytes_per_frame.min(effective / 4);
         effective
-            .saturating_sub((transient + staging).max(self.headroom))
+            .saturating_sub(transient.max(self.headroom))
             .saturating_sub(self.gpu.pool_bytes())
     }
 
     /// Leaves `bytes` free in later plans: a build needed that much room beside
     /// the plan (kept for a while, so plans do not flip back and forth).
+    /// A build blocked while other uploads are staged, or while something is
+    /// still held above its plan (a mesh keeps its finer LOD until the coarser
+    /// one it is planned at has loaded), just waits: the plan keeps room for
+    /// one growth beside itself, not beside all of a frame's uploads or
+    /// beside what it has already given up.
     fn need_headroom(&mut self, bytes: u64) {
+        let plan = self.planner.last_plan().bytes + self.gpu.pool_bytes();
+        if self.gpu.staging_bytes() > 0 || self.gpu.accounted_bytes() > plan {
+            return;
+        }
         self.headroom = self.headroom.max(bytes);
         self.headroom_frame = self.frame;
     }
@@ -1033,17 +1045,27 @@ impl Streamer {
         }
     }
 
-    /// Whether every texture holds its planned level and tier and nothing is
-    /// in flight (failed textures count as settled while they back off).
+    /// Whether every texture holds its planned level and tier, every mesh its
+    /// planned LOD, and nothing is in flight (failed ones count as settled
+    /// while they back off, and so does spare detail, finer than the views
+    /// want, that does not fit beside everything held).
     pub fn converged(&self) -> bool {
         let plan = self.planner.last_plan();
+        // spare detail blocked by the budget waits, unless what blocked it was
+        // this frame's other uploads
+        let settled = self.gpu.staging_bytes() == 0;
         self.loader.outstanding() == 0
             && self.textures.iter::<TextureId>().all(|(id, e)| {
                 let p = plan.textures.get(id.index());
                 e.failure.is_some()
                     || p.is_some_and(|p| p.target == e.resident.first_level && p.tier == e.tier)
+                    // spare-budget detail that does not fit beside the plan waits
+                    || (settled
+                        && p.is_some_and(|p| {
+                            p.prefetch && e.held_back == Some(BelowReason::Budget)
+                        }))
             })
-            && self.meshes_converged()
+            && self.meshes_converged(settled)
     }
 
     /// Checks that accounted bytes equal the live resources (textures and
@@ -1235,6 +1257,10 @@ fn below_reason(
 /// The bit that marks a tail load made while registering (slot indices stay
 /// below 2^31, so texture load keys never have it).
 const TAIL_KEY: u64 = 1 << 63;
+
+/// Frames the headroom stays raised before it may drop (about 10 s at 60
+/// fps): plans do not flip back and forth.
+const STICKY_FRAMES: u64 = 600;
 
 fn load_key(id: TextureId, tier: Tier) -> u64 {
     ((id.index() as u64) << 32)

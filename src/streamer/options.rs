@@ -49,8 +49,10 @@ pub struct StreamerOptions {
     /// Bytes of freed textures kept for reuse (counted in the budget).
     /// Default: 4 MiB, at most a sixteenth of the budget.
     pub recycle_pool_bytes: u64,
-    /// Fraction of the budget kept free for the moment a texture is rebuilt
-    /// larger (old and new coexist until the swap). Default: 0.1.
+    /// Fraction of the budget kept free beside the plan, on top of the room
+    /// the plan keeps for its own largest growth step (old and new copies
+    /// and the staged levels coexist until the swap; see
+    /// [`crate::plan::Plan::growth_room`]). Default: 0.
     pub transient_reserve: f32,
     /// Frames to wait before retrying a failed load; doubles per failure, up to
     /// 64 times this. Default: 15.
@@ -76,7 +78,7 @@ impl Default for StreamerOptions {
             tail_size: 64,
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,
-            transient_reserve: 0.1,
+            transient_reserve: 0.0,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,
             mesh_cross_fade_frames: 0,
