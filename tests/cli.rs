@@ -371,6 +371,11 @@ fn bench_refuses_bad_input_cleanly() {
     let msg = assert_clean_failure(&mipstream(&["bench", "--backend", "glide"]), "backend");
     assert!(msg.contains("--backend"), "{msg}");
     let msg = assert_clean_failure(
+        &mipstream(&["bench", "--transient-reserve", "0.9"]),
+        "reserve",
+    );
+    assert!(msg.contains("--transient-reserve"), "{msg}");
+    let msg = assert_clean_failure(
         &mipstream(&["bench-planner", "--objects", "0", "--textures", "1"]),
         "no objects",
     );

@@ -12,8 +12,41 @@ struct Xvfb(Child);
 
 impl Drop for Xvfb {
     fn drop(&mut self) {
+        // SIGTERM, so Xvfb removes its socket and lock file (a SIGKILL left
+        // them behind, and after a few dozen runs no display number was free)
+        let terminated = Command::new("kill")
+            .arg(self.0.id().to_string())
+            .status()
+            .is_ok_and(|s| s.success());
+        let started = Instant::now();
+        while terminated && started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// Whether display `n` is held by a live X server: its lock file names a
+/// running process. A socket and lock left by a killed server are removed.
+fn display_in_use(n: u32) -> bool {
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
+    let pid = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    match pid {
+        Some(pid) if Path::new(&format!("/proc/{pid}")).exists() => true,
+        Some(_) => {
+            // stale: removing fails harmlessly if it belongs to another user
+            let _ = std::fs::remove_file(&lock);
+            let _ = std::fs::remove_file(&socket);
+            socket.exists() || lock.exists()
+        }
+        None => socket.exists() || lock.exists(),
     }
 }
 
@@ -21,7 +54,7 @@ impl Drop for Xvfb {
 fn start_xvfb() -> (Xvfb, String) {
     for n in 91..120 {
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        if socket.exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+        if display_in_use(n) {
             continue;
         }
         let child = Command::new("Xvfb")

@@ -112,6 +112,10 @@ pub struct BenchOptions {
     pub upload_cap: u64,
     /// `distance_only`'s largest mip reduction. Default: 2 (Unity's default).
     pub max_reduction: u32,
+    /// mipstream's `StreamerOptions::transient_reserve`: a fraction of the
+    /// budget kept free beside the plan so more textures can grow at once.
+    /// Default: the streamer's (0).
+    pub transient_reserve: f32,
     /// Budget fractions for the quality-vs-budget curve; empty: no sweep.
     pub sweep: Vec<f64>,
     /// Frames per sweep run. Default: a quarter of `frames`.
@@ -136,6 +140,7 @@ impl Default for BenchOptions {
             quality_every: 10,
             upload_cap: StreamerOptions::default().upload_bytes_per_frame,
             max_reduction: 2,
+            transient_reserve: StreamerOptions::default().transient_reserve,
             sweep: Vec::new(),
             sweep_frames: None,
             cache_dir: BuiltinScene::default_cache_dir(),
@@ -637,6 +642,7 @@ fn run_strategy(
             // the recycle pool mipstream's budget would allow, so held bytes
             // compare like for like
             recycle_pool_bytes: (4u64 << 20).min(budget / 16),
+            transient_reserve: opts.transient_reserve,
             ..Default::default()
         },
     );
@@ -657,6 +663,9 @@ fn run_strategy(
             let max_reduction = opts.max_reduction;
             streamer.set_policy(Policy::DistanceOnly { max_reduction });
             format!("max reduction {max_reduction}")
+        }
+        Strategy::Mipstream if opts.transient_reserve > 0.0 => {
+            format!("budget fit, reserve {:.0}%", opts.transient_reserve * 100.0)
         }
         Strategy::Mipstream => "budget fit".to_string(),
     };

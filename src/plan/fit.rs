@@ -19,6 +19,10 @@
 //! the largest growth it chooses inside the budget, so a plan never needs more
 //! than the budget to come true, and a budget is not emptied by a fixed
 //! reserve sized for the worst case: states already resident need no room.
+//! A step that raises the room counts the raise in its cost per byte (as of
+//! when the step is queued), so a tier switch that needs old and new copies
+//! at once does not empty half the budget for a small gain; the room is that
+//! of the states finally chosen, not of those passed on the way.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -94,6 +98,9 @@ pub struct Fitter {
     hull_start: Vec<u32>,
     heap: BinaryHeap<Step>,
     blocked: Vec<Step>,
+    /// How many chosen states need each growth room (a multiset: the room
+    /// is its largest key).
+    grows: std::collections::BTreeMap<u64, u32>,
     room: u64,
 }
 
@@ -121,7 +128,7 @@ impl Fitter {
         self.heap.clear();
         self.blocked.clear();
         let mut used: u64 = 0;
-        self.room = 0;
+        self.grows.clear();
         for t in 0..n {
             let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
             self.hull_start.push(self.hull.len() as u32);
@@ -129,7 +136,7 @@ impl Fitter {
                 continue;
             }
             used = used.saturating_add(chain[0].bytes);
-            self.room = self.room.max(chain[0].grow);
+            self.put_grow(chain[0].grow);
             lower_hull(chain, &mut self.hull);
         }
         self.hull_start.push(self.hull.len() as u32);
@@ -147,14 +154,16 @@ impl Fitter {
                 hull[s.hull_index as usize + 1] as usize,
             );
             let add = chains[base + to].bytes - chains[base + from].bytes;
-            let room = self.room.max(chains[base + to].grow);
-            if used + add + room > budget {
+            let (g_from, g_to) = (chains[base + from].grow, chains[base + to].grow);
+            self.take_grow(g_from);
+            if used + add + self.max_grow().max(g_to) > budget {
                 // this texture stops here; smaller steps of others may still fit
+                self.put_grow(g_from);
                 self.blocked.push(s);
                 continue;
             }
             used += add;
-            self.room = room;
+            self.put_grow(g_to);
             choice[t] = to as u32;
             if let Some(next) = self.step(chains, offsets, sticky, t, s.hull_index + 1) {
                 self.heap.push(next);
@@ -162,6 +171,7 @@ impl Fitter {
         }
         self.swap(chains, offsets, sticky, budget, &mut used, choice);
         self.fill(chains, offsets, budget, &mut used, choice);
+        self.room = self.max_grow();
         used
     }
 
@@ -218,7 +228,8 @@ impl Fitter {
                 continue;
             }
             let (a, b) = (bytes_err(u, from), bytes_err(u, to));
-            let room = self.room.max(b.grow);
+            // (counting the room of states the swap may undo: safe)
+            let room = self.max_grow().max(b.grow);
             // bytes to free so the step and its growth room fit
             let need = (*used + (b.bytes - a.bytes) + room).saturating_sub(budget);
             let (mut freed, mut loss, mut undo) = (0u64, 0.0, Vec::new());
@@ -243,11 +254,14 @@ impl Fitter {
             if freed >= need && loss < a.error - b.error {
                 for (t, prev) in undo {
                     *used -= bytes_err(t, choice[t]).bytes - bytes_err(t, prev).bytes;
+                    self.take_grow(bytes_err(t, choice[t]).grow);
+                    self.put_grow(bytes_err(t, prev).grow);
                     choice[t] = prev;
                     touched[t] = true;
                 }
                 *used += b.bytes - a.bytes;
-                self.room = room;
+                self.take_grow(a.grow);
+                self.put_grow(b.grow);
                 choice[u] = to;
                 touched[u] = true;
             }
@@ -276,11 +290,13 @@ impl Fitter {
         choice: &mut [u32],
     ) {
         self.blocked.sort_by(|a, b| b.cmp(a));
-        for s in &self.blocked {
+        let blocked = std::mem::take(&mut self.blocked);
+        for s in &blocked {
             let t = s.texture as usize;
             let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
             let now = chain[choice[t] as usize];
-            let room = self.room;
+            self.take_grow(now.grow);
+            let room = self.max_grow();
             let left = |c: &Candidate| budget.saturating_sub(*used + room.max(c.grow));
             let better = chain
                 .iter()
@@ -292,16 +308,37 @@ impl Fitter {
                 .min_by(|a, b| a.1.error.total_cmp(&b.1.error));
             if let Some((i, c)) = better {
                 *used += c.bytes - now.bytes;
-                self.room = room.max(c.grow);
+                self.put_grow(c.grow);
                 choice[t] = i as u32;
+            } else {
+                self.put_grow(now.grow);
             }
         }
+        self.blocked = blocked;
     }
 
     /// The room the last fit left beside its states for growing into them:
     /// the largest [`Candidate::grow`] it chose.
     pub fn room(&self) -> u64 {
         self.room
+    }
+
+    fn put_grow(&mut self, grow: u64) {
+        *self.grows.entry(grow).or_insert(0) += 1;
+    }
+
+    fn take_grow(&mut self, grow: u64) {
+        if let Some(n) = self.grows.get_mut(&grow) {
+            *n -= 1;
+            if *n == 0 {
+                self.grows.remove(&grow);
+            }
+        }
+    }
+
+    /// The room the states chosen so far need.
+    fn max_grow(&self) -> u64 {
+        self.grows.keys().next_back().copied().unwrap_or(0)
     }
 
     fn hull_of(&self, t: usize) -> &[u32] {
@@ -320,7 +357,10 @@ impl Fitter {
         let (&from, &to) = (hull.get(h as usize)?, hull.get(h as usize + 1)?);
         let base = offsets[t] as usize;
         let (a, b) = (chains[base + from as usize], chains[base + to as usize]);
-        let mut gain = (a.error - b.error) / (b.bytes - a.bytes).max(1) as f64;
+        // a step that needs more growth room than the plan keeps so far pays
+        // for the difference too: that room holds nothing
+        let cost = (b.bytes - a.bytes) + b.grow.saturating_sub(self.max_grow());
+        let mut gain = (a.error - b.error) / cost.max(1) as f64;
         if let Some(s) = sticky.get(t) {
             if (to as usize) <= s.resident {
                 gain = if s.locked {
@@ -492,6 +532,55 @@ mod tests {
                 fitter.room()
             );
         }
+    }
+
+    #[test]
+    fn the_room_is_that_of_the_states_chosen_not_of_those_passed() {
+        // a texture resident in its full tier: the compact state between
+        // its tail and the full one would need old and new copies at once,
+        // the full one nothing; a second texture not resident wants room
+        let resident = vec![
+            Candidate {
+                bytes: 10,
+                error: 100.0,
+                grow: 0,
+            },
+            Candidate {
+                bytes: 500,
+                error: 20.0,
+                grow: 1500,
+            },
+            Candidate {
+                bytes: 1000,
+                error: 0.0,
+                grow: 0,
+            },
+        ];
+        let growing = vec![
+            Candidate {
+                bytes: 10,
+                error: 50.0,
+                grow: 0,
+            },
+            Candidate {
+                bytes: 110,
+                error: 0.0,
+                grow: 110,
+            },
+        ];
+        let (all, off) = flat(&[resident, growing]);
+        let sticky = [
+            Stickiness {
+                resident: 2,
+                ..Default::default()
+            },
+            Stickiness::default(),
+        ];
+        let mut choice = Vec::new();
+        let mut fitter = Fitter::default();
+        let used = fitter.fit(&all, &off, &sticky, 1300, &mut choice);
+        assert_eq!(choice, [2, 1]);
+        assert_eq!((used, fitter.room()), (1110, 110));
     }
 
     #[test]

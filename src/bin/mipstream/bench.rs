@@ -43,6 +43,10 @@ pub(crate) struct BenchArgs {
     /// distance_only's largest mip reduction.
     #[arg(long, default_value_t = 2)]
     max_reduction: u32,
+    /// mipstream's transient reserve: a fraction of the budget (0 to 0.5)
+    /// kept free beside the plan so more textures can grow at once.
+    #[arg(long, default_value_t = 0.0)]
+    transient_reserve: f32,
     /// Also run the quality-vs-budget curve at budget fractions 0.1 to 1.0.
     #[arg(long)]
     sweep: bool,
@@ -136,6 +140,11 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         quality_every: args.quality_every,
         upload_cap: (positive(args.upload_cap_mb, "--upload-cap-mb")? * (1u64 << 20) as f64) as u64,
         max_reduction: args.max_reduction,
+        transient_reserve: if (0.0..=0.5).contains(&args.transient_reserve) {
+            args.transient_reserve
+        } else {
+            return Err("--transient-reserve must be 0 to 0.5".into());
+        },
         sweep: if args.sweep {
             (1..=10).map(|i| i as f64 / 10.0).collect()
         } else {
