@@ -15,7 +15,26 @@
 //!   more than `max_reduction` mips below its finest, no budget fitting
 //!   (Unity's mipmap streaming without a memory budget); it may go over the
 //!   budget, and that is counted;
+//! - `unity_budget`: Unity's mipmap streaming with its memory budget
+//!   ([`crate::plan::policy::unity_budget`]);
+//! - `unreal_pool`: Unreal's texture streaming pool at Epic quality
+//!   ([`crate::plan::policy::unreal_pool`]);
 //! - `mipstream`: the budget fit.
+//!
+//! Fairness: every strategy that has a budget plans within the same bytes
+//! (the budget less the recycle pool and any headroom a blocked growth asked
+//! for), and the streamer keeps every one of them to the budget the same way
+//! (a growth that would not fit beside everything held waits). Only a rule
+//! that holds more on purpose (Unity's floors) goes over, and is counted.
+//! Each rule orders its own loads. The budget is a fraction of the path's
+//! working set ([`BudgetBasis::WorkingSet`]: the peak bytes of every texture
+//! and mesh at exactly what its views want), so it binds, or of full
+//! residency.
+//!
+//! Memory is measured twice: by mipstream's ledger (`peak_resident_bytes`)
+//! and by wgpu (the peak of its texture-memory counter and of the allocator
+//! report's allocated bytes, over what the strategy's streamer added; Vulkan
+//! only, `None` on backends without them).
 //!
 //! A glTF scene (`BenchScene::Gltf`) streams its meshes too: the fixed
 //! policies then hold every mesh at LOD 0 (`full`), `bias` LODs down
@@ -58,7 +77,7 @@ pub enum BenchScene {
     Gltf(PathBuf),
 }
 
-/// The four strategies, in the order they run.
+/// The strategies, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// Everything at full resolution.
@@ -67,16 +86,22 @@ pub enum Strategy {
     UniformBias,
     /// Per-texture mip from screen size, capped reduction, no budget.
     DistanceOnly,
+    /// Unity's mipmap streaming with a memory budget.
+    UnityBudget,
+    /// Unreal's texture streaming pool.
+    UnrealPool,
     /// mipstream's budget fit.
     Mipstream,
 }
 
 impl Strategy {
     /// All of them, `full` first (it makes the reference pictures).
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::Full,
         Strategy::UniformBias,
         Strategy::DistanceOnly,
+        Strategy::UnityBudget,
+        Strategy::UnrealPool,
         Strategy::Mipstream,
     ];
 
@@ -86,7 +111,38 @@ impl Strategy {
             Strategy::Full => "full",
             Strategy::UniformBias => "uniform_bias",
             Strategy::DistanceOnly => "distance_only",
+            Strategy::UnityBudget => "unity_budget",
+            Strategy::UnrealPool => "unreal_pool",
             Strategy::Mipstream => "mipstream",
+        }
+    }
+
+    /// Whether the streamer keeps this strategy to the budget (`full` and
+    /// `distance_only` have none; they are judged against it).
+    fn has_budget(self) -> bool {
+        !matches!(self, Strategy::Full | Strategy::DistanceOnly)
+    }
+}
+
+/// What a budget fraction is a fraction of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BudgetBasis {
+    /// The peak, over the camera path at the run's resolution, of the bytes
+    /// held with every texture and mesh at exactly the level its views want
+    /// (no cap on reduction, no prefetch, no look-ahead): below 1 the budget
+    /// binds.
+    #[default]
+    WorkingSet,
+    /// Every level of every texture and every mesh at LOD 0.
+    Full,
+}
+
+impl BudgetBasis {
+    /// The JSON word: `working-set` or `full`.
+    pub fn key(self) -> &'static str {
+        match self {
+            BudgetBasis::WorkingSet => "working-set",
+            BudgetBasis::Full => "full",
         }
     }
 }
@@ -96,9 +152,11 @@ impl Strategy {
 pub struct BenchOptions {
     /// The scene.
     pub scene: BenchScene,
-    /// The budget as a fraction of full residency (used when `budget_bytes`
-    /// is `None`). Default: 0.25.
+    /// The budget as a fraction of `budget_basis` (used when `budget_bytes`
+    /// is `None`). Default: 0.5.
     pub budget_fraction: f64,
+    /// What the fractions are of. Default: the working set.
+    pub budget_basis: BudgetBasis,
     /// The budget in bytes, overriding the fraction.
     pub budget_bytes: Option<u64>,
     /// Frames over the 20 s camera path. Default: 1200 (60 per second).
@@ -110,7 +168,8 @@ pub struct BenchOptions {
     pub quality_every: usize,
     /// Upload bytes per frame for every strategy. Default: the streamer's (8 MiB).
     pub upload_cap: u64,
-    /// `distance_only`'s largest mip reduction. Default: 2 (Unity's default).
+    /// `distance_only`'s and `unity_budget`'s largest mip reduction.
+    /// Default: 2 (Unity's default).
     pub max_reduction: u32,
     /// mipstream's `StreamerOptions::transient_reserve`: a fraction of the
     /// budget kept free beside the plan so more textures can grow at once.
@@ -133,7 +192,8 @@ impl Default for BenchOptions {
     fn default() -> Self {
         Self {
             scene: BenchScene::Builtin,
-            budget_fraction: 0.25,
+            budget_fraction: 0.5,
+            budget_basis: BudgetBasis::WorkingSet,
             budget_bytes: None,
             frames: 1200,
             size: UVec2::new(640, 360),
@@ -226,6 +286,14 @@ pub struct StrategyResult {
     pub psnr_db_mean: f64,
     /// Worst PSNR.
     pub psnr_db_min: f64,
+    /// The most texture memory wgpu's counter (`wgpu-hal`'s `texture_memory`)
+    /// showed above what it held before this strategy's streamer existed, the
+    /// renderer's own depth buffer taken out; `None` on backends without the
+    /// counter (wgpu's GL backend).
+    pub gpu_texture_memory_peak_bytes: Option<u64>,
+    /// The same for the allocator report's allocated bytes (textures, mesh
+    /// buffers and wgpu's upload staging); `None` without a report.
+    pub allocator_allocated_peak_bytes: Option<u64>,
     /// Mean FLIP.
     pub flip_mean: f64,
     /// The most bytes uploaded in one frame.
@@ -241,16 +309,30 @@ pub struct StrategyResult {
     pub picture: Option<RgbaImage>,
 }
 
-/// Mean PSNR per strategy at one budget of the sweep.
+/// One strategy at one budget of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepResult {
+    /// Which.
+    pub strategy: Strategy,
+    /// PSNR of the mean error.
+    pub psnr_db_mean: f64,
+    /// Mean FLIP.
+    pub flip_mean: f64,
+    /// The most bytes held in a frame.
+    pub peak_resident_bytes: u64,
+    /// Frames holding more than the budget.
+    pub frames_over_budget: usize,
+}
+
+/// Every strategy at one budget of the sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepPoint {
-    /// Fraction of full residency.
+    /// Fraction of the budget basis.
     pub fraction: f64,
     /// The budget in bytes.
     pub budget_bytes: u64,
-    /// `(strategy, mean PSNR, peak resident bytes, frames over budget)` for
-    /// every strategy but `full`.
-    pub results: Vec<(Strategy, f64, u64, usize)>,
+    /// Every strategy but `full`.
+    pub results: Vec<SweepResult>,
 }
 
 /// The whole benchmark.
@@ -268,8 +350,13 @@ pub struct BenchResult {
     pub size: UVec2,
     /// The budget.
     pub budget_bytes: u64,
+    /// What budget fractions are of.
+    pub budget_basis: BudgetBasis,
     /// Bytes with everything at full resolution.
     pub full_residency_bytes: u64,
+    /// The peak over the path of the bytes with everything at exactly what
+    /// its views want (see [`BudgetBasis::WorkingSet`]).
+    pub working_set_bytes: u64,
     /// Frame index of the hard cut.
     pub cut_frame: usize,
     /// Every strategy, in [`Strategy::ALL`] order.
@@ -409,6 +496,13 @@ struct Ctx<'a> {
     picture_frame: usize,
 }
 
+impl Ctx<'_> {
+    /// Seconds into the path at frame `f` of a run of `frames`.
+    fn t_of(&self, f: usize, frames: usize) -> f32 {
+        f as f32 / frames as f32 * self.scene.path().duration
+    }
+}
+
 /// Runs the benchmark; `progress` is called every frame.
 pub fn run(
     opts: &BenchOptions,
@@ -466,16 +560,25 @@ pub fn run(
         cut_frame: frame_at(path.cut_at).min(opts.frames - 1),
         picture_frame: frame_at((path.fly_end + path.cut_at) * 0.5).min(opts.frames - 1),
     };
-    let full = {
+    let (full, working_set) = {
         let mut s = Streamer::new(&g.device, &g.queue);
         let registered = scene.register(&g, &mut s)?;
-        registered.full_bytes(&s)
+        let working_set = (0..opts.frames)
+            .map(|f| s.wanted_bytes(&[path.view(ctx.t_of(f, opts.frames), opts.size)]))
+            .max()
+            .unwrap_or(0);
+        (registered.full_bytes(&s), working_set)
+    };
+    let basis = match opts.budget_basis {
+        BudgetBasis::WorkingSet => working_set,
+        BudgetBasis::Full => full,
     };
     let budget = opts
         .budget_bytes
-        .unwrap_or((full as f64 * opts.budget_fraction) as u64);
+        .unwrap_or((basis as f64 * opts.budget_fraction) as u64);
     let sweep_frames = opts.sweep_frames.unwrap_or(opts.frames / 4).max(2);
-    let total = opts.frames * 4 + opts.sweep.len() * sweep_frames * 3;
+    let strategies_n = Strategy::ALL.len();
+    let total = opts.frames * strategies_n + opts.sweep.len() * sweep_frames * (strategies_n - 1);
     let mut done = 0;
     let mut references = HashMap::new();
     let mut strategies = Vec::new();
@@ -515,7 +618,7 @@ pub fn run(
             &mut |_| {},
         )?;
         for &fraction in &opts.sweep {
-            let b = (full as f64 * fraction) as u64;
+            let b = (basis as f64 * fraction) as u64;
             let mut results = Vec::new();
             for strategy in &Strategy::ALL[1..] {
                 let stage = format!("sweep {fraction:.2} {}", strategy.key());
@@ -534,12 +637,13 @@ pub fn run(
                     },
                 )?;
                 done += sweep_frames;
-                results.push((
-                    *strategy,
-                    r.psnr_db_mean,
-                    r.peak_resident_bytes,
-                    r.frames_over_budget,
-                ));
+                results.push(SweepResult {
+                    strategy: *strategy,
+                    psnr_db_mean: r.psnr_db_mean,
+                    flip_mean: r.flip_mean,
+                    peak_resident_bytes: r.peak_resident_bytes,
+                    frames_over_budget: r.frames_over_budget,
+                });
             }
             sweep.push(SweepPoint {
                 fraction,
@@ -556,7 +660,9 @@ pub fn run(
         frames: opts.frames,
         size: opts.size,
         budget_bytes: budget,
+        budget_basis: opts.budget_basis,
         full_residency_bytes: full,
+        working_set_bytes: working_set,
         cut_frame: ctx.cut_frame,
         strategies,
         sweep,
@@ -617,6 +723,53 @@ pub fn flip_mean(reference: &RgbaImage, test: &RgbaImage) -> f32 {
     nv_flip::FlipPool::from_image(&err).mean()
 }
 
+/// GPU memory as wgpu sees it (not mipstream's ledger): its texture-memory
+/// counter and the allocator report's allocated bytes, each `None` where the
+/// backend has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct DeviceMemory {
+    texture_memory: Option<u64>,
+    allocated: Option<u64>,
+}
+
+impl DeviceMemory {
+    fn read(device: &wgpu::Device) -> Self {
+        let counted = gpu::memory::counters(device).texture_memory;
+        Self {
+            // wgpu's GL backend never counts texture memory: 0 there means none
+            texture_memory: (!gpu::memory::is_gl(device)).then_some(counted.max(0) as u64),
+            allocated: gpu::memory::allocator_summary(device).map(|a| a.allocated),
+        }
+    }
+
+    fn zip(self, o: Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        Self {
+            texture_memory: self
+                .texture_memory
+                .zip(o.texture_memory)
+                .map(|(a, b)| f(a, b)),
+            allocated: self.allocated.zip(o.allocated).map(|(a, b)| f(a, b)),
+        }
+    }
+
+    fn minus(self, o: Self) -> Self {
+        self.zip(o, u64::saturating_sub)
+    }
+
+    fn plus(self, o: Self) -> Self {
+        self.zip(o, u64::saturating_add)
+    }
+
+    /// The larger of each; a figure missing on either side stays missing
+    /// unless the other is the empty start.
+    fn max(self, o: Self) -> Self {
+        if self == Self::default() {
+            return o;
+        }
+        self.zip(o, u64::max)
+    }
+}
+
 fn run_strategy(
     ctx: &Ctx<'_>,
     strategy: Strategy,
@@ -626,49 +779,31 @@ fn run_strategy(
     progress: &mut dyn FnMut(usize),
 ) -> Result<StrategyResult, BenchError> {
     let (g, opts, path) = (ctx.g, ctx.opts, ctx.scene.path());
-    // fixed policies get room for whatever they ask for; the budget is
-    // what they are judged against
-    let unlimited = Budget::Bytes(u64::MAX / 4);
+    // what earlier strategies' streamers held is freed before this one starts
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
     let mut streamer = Streamer::with_options(
         &g.device,
         &g.queue,
         StreamerOptions {
-            budget: if strategy == Strategy::Mipstream {
-                Budget::Bytes(budget)
+            // `full` and `distance_only` have no budget: they get room for
+            // whatever they ask for and are judged against the budget
+            budget: Budget::Bytes(if strategy.has_budget() {
+                budget
             } else {
-                unlimited
-            },
+                u64::MAX / 4
+            }),
             upload_bytes_per_frame: opts.upload_cap,
-            // the recycle pool mipstream's budget would allow, so held bytes
-            // compare like for like
+            // the recycle pool mipstream's budget would allow, for every
+            // strategy; each plans within the budget less what it holds
             recycle_pool_bytes: (4u64 << 20).min(budget / 16),
-            transient_reserve: opts.transient_reserve,
+            transient_reserve: if strategy == Strategy::Mipstream {
+                opts.transient_reserve
+            } else {
+                0.0
+            },
             ..Default::default()
         },
     );
-    let mut registered = ctx.scene.register(g, &mut streamer)?;
-    let setting = match strategy {
-        Strategy::Full => {
-            streamer.set_policy(Policy::UniformBias { bias: 0 });
-            "all levels".to_string()
-        }
-        Strategy::UniformBias => {
-            let bias = (0..16)
-                .find(|&b| registered.bytes_at(&streamer, b) <= budget)
-                .unwrap_or(16);
-            streamer.set_policy(Policy::UniformBias { bias });
-            format!("bias {bias}")
-        }
-        Strategy::DistanceOnly => {
-            let max_reduction = opts.max_reduction;
-            streamer.set_policy(Policy::DistanceOnly { max_reduction });
-            format!("max reduction {max_reduction}")
-        }
-        Strategy::Mipstream if opts.transient_reserve > 0.0 => {
-            format!("budget fit, reserve {:.0}%", opts.transient_reserve * 100.0)
-        }
-        Strategy::Mipstream => "budget fit".to_string(),
-    };
     let size = opts.size;
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
     let target = g.device.create_texture(&wgpu::TextureDescriptor {
@@ -686,13 +821,61 @@ fn run_strategy(
         view_formats: &[],
     });
     let target_view = target.create_view(&Default::default());
-    let t_of = |f: usize| f as f32 / frames as f32 * path.duration;
+    let before = DeviceMemory::read(&g.device);
+    let mut registered = ctx.scene.register(g, &mut streamer)?;
+    let setting = match strategy {
+        Strategy::Full => {
+            streamer.set_policy(Policy::UniformBias { bias: 0 });
+            "all levels".to_string()
+        }
+        Strategy::UniformBias => {
+            // a quality setting chosen to fit: the smallest bias whose bytes
+            // fit beside the largest recycle pool the budget allows
+            let room =
+                budget.saturating_sub(streamer.options().recycle_pool_bytes.min(budget / 16));
+            let bias = (0..16)
+                .find(|&b| registered.bytes_at(&streamer, b) <= room)
+                .unwrap_or(16);
+            streamer.set_policy(Policy::UniformBias { bias });
+            format!("bias {bias}")
+        }
+        Strategy::DistanceOnly => {
+            let max_reduction = opts.max_reduction;
+            streamer.set_policy(Policy::DistanceOnly { max_reduction });
+            format!("max reduction {max_reduction}")
+        }
+        Strategy::UnityBudget => {
+            let max_level_reduction = opts.max_reduction;
+            streamer.set_policy(Policy::UnityBudget {
+                max_level_reduction,
+            });
+            format!("max reduction {max_level_reduction}")
+        }
+        Strategy::UnrealPool => {
+            let frames_per_second = (frames as f32 / path.duration).round().max(1.0) as u32;
+            streamer.set_policy(Policy::UnrealPool { frames_per_second });
+            "Epic, mip bias 0".to_string()
+        }
+        Strategy::Mipstream if opts.transient_reserve > 0.0 => {
+            format!("budget fit, reserve {:.0}%", opts.transient_reserve * 100.0)
+        }
+        Strategy::Mipstream => "budget fit".to_string(),
+    };
+    // the renderer's own depth buffer is made at its first frame: measured
+    // apart so the memory figures are the streamer's
+    let first = path.view(0.0, size);
+    let registered_at = DeviceMemory::read(&g.device);
+    registered.render(g, &target_view, size, &first, &streamer);
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let renderer_own = DeviceMemory::read(&g.device).minus(registered_at);
+    let baseline = before.plus(renderer_own);
+    let mut memory_peak = DeviceMemory::default();
     // a loading screen: every strategy starts settled at the first camera
-    streamer.settle(&[path.view(0.0, size)], Duration::from_secs(120))?;
+    streamer.settle(&[first], Duration::from_secs(120))?;
     let mut records = Vec::with_capacity(frames);
     let (mut converged_at, mut picture) = (None, None);
     for f in 0..frames {
-        let view = path.view(t_of(f), size);
+        let view = path.view(ctx.t_of(f, frames), size);
         let stats = streamer.update(&[view]);
         streamer
             .check_invariants()
@@ -703,6 +886,7 @@ fn run_strategy(
             })?;
         let changed = streamer.take_changed();
         registered.sync(g, &streamer, &changed);
+        memory_peak = memory_peak.max(DeviceMemory::read(&g.device).minus(baseline));
         let mut record = FrameRecord {
             resident: streamer.report().totals.accounted(),
             uploaded: stats.upload_bytes,
@@ -770,6 +954,8 @@ fn run_strategy(
         } else {
             psnrs.iter().copied().fold(f64::INFINITY, f64::min)
         },
+        gpu_texture_memory_peak_bytes: memory_peak.texture_memory,
+        allocator_allocated_peak_bytes: memory_peak.allocated,
         flip_mean: if full { 0.0 } else { mean(&flips, 0.0) },
         max_upload_bytes_in_a_frame: records.iter().map(|r| r.uploaded).max().unwrap_or(0),
         update_ms_p50: percentile(&times, 0.5),
@@ -796,6 +982,8 @@ impl BenchResult {
                         "psnr_db_mean": s.psnr_db_mean,
                         "psnr_db_min": s.psnr_db_min,
                         "flip_mean": s.flip_mean,
+                        "gpu_texture_memory_peak_bytes": s.gpu_texture_memory_peak_bytes,
+                        "allocator_allocated_peak_bytes": s.allocator_allocated_peak_bytes,
                         "max_upload_bytes_in_a_frame": s.max_upload_bytes_in_a_frame,
                         "update_ms_p50": s.update_ms_p50,
                         "update_ms_p99": s.update_ms_p99,
@@ -803,6 +991,7 @@ impl BenchResult {
                         "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
                         "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
                         "psnr_db_per_frame": s.frames.iter().map(|r| r.psnr_db).collect::<Vec<_>>(),
+                        "flip_per_frame": s.frames.iter().map(|r| r.flip).collect::<Vec<_>>(),
                         "update_ms_per_frame": s.frames.iter().map(|r| r.update_ms).collect::<Vec<_>>(),
                     }),
                 )
@@ -816,11 +1005,12 @@ impl BenchResult {
                     "budget_fraction": p.fraction,
                     "budget_bytes": p.budget_bytes,
                 });
-                for (s, psnr, peak, over) in &p.results {
-                    o[s.key()] = serde_json::json!({
-                        "psnr_db_mean": psnr,
-                        "peak_resident_bytes": peak,
-                        "frames_over_budget": over,
+                for r in &p.results {
+                    o[r.strategy.key()] = serde_json::json!({
+                        "psnr_db_mean": r.psnr_db_mean,
+                        "flip_mean": r.flip_mean,
+                        "peak_resident_bytes": r.peak_resident_bytes,
+                        "frames_over_budget": r.frames_over_budget,
                     });
                 }
                 o
@@ -834,18 +1024,39 @@ impl BenchResult {
             "width": self.size.x,
             "height": self.size.y,
             "budget_bytes": self.budget_bytes,
+            "budget_basis": self.budget_basis.key(),
+            "working_set_bytes": self.working_set_bytes,
             "full_residency_bytes": self.full_residency_bytes,
+            "compared_frames": self.compared_frames(),
             "cut_frame": self.cut_frame,
             "strategies": strategies,
             "sweep": sweep,
         })
     }
 
+    /// The frames compared with `full`: every `quality_every`-th and the one
+    /// at the cut.
+    pub fn compared_frames(&self) -> Vec<usize> {
+        self.strategies
+            .iter()
+            .find(|s| s.strategy != Strategy::Full)
+            .map(|s| {
+                s.frames
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.psnr_db.is_some())
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The short table printed at the end.
     pub fn table(&self) -> String {
         use crate::gpu::memory::human_bytes;
+        let opt = |b: Option<u64>| b.map_or("n/a".to_string(), human_bytes);
         let mut out = format!(
-            "{} on {} ({}), {} frames at {}x{}, budget {} of {} full residency\n",
+            "{} on {} ({}), {} frames at {}x{}, budget {} ({:.2} of the working set {}; full residency {})\n",
             self.scene,
             self.adapter,
             self.backend,
@@ -853,13 +1064,17 @@ impl BenchResult {
             self.size.x,
             self.size.y,
             human_bytes(self.budget_bytes),
+            self.budget_bytes as f64 / self.working_set_bytes.max(1) as f64,
+            human_bytes(self.working_set_bytes),
             human_bytes(self.full_residency_bytes)
         );
         out += &format!(
-            "{:<14} {:<18} {:>11} {:>5} {:>7} {:>7} {:>6} {:>11} {:>12} {:>9}\n",
+            "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9}\n",
             "strategy",
             "setting",
             "peak",
+            "wgpu tex",
+            "allocated",
             "over",
             "PSNR",
             "min",
@@ -870,10 +1085,12 @@ impl BenchResult {
         );
         for s in &self.strategies {
             out += &format!(
-                "{:<14} {:<18} {:>11} {:>5} {:>7.2} {:>7.2} {:>6.3} {:>11} {:>5.2}/{:<6.2} {:>9}\n",
+                "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9}\n",
                 s.strategy.key(),
                 s.setting,
                 human_bytes(s.peak_resident_bytes),
+                opt(s.gpu_texture_memory_peak_bytes),
+                opt(s.allocator_allocated_peak_bytes),
                 s.frames_over_budget,
                 s.psnr_db_mean,
                 s.psnr_db_min,
@@ -886,16 +1103,22 @@ impl BenchResult {
             );
         }
         if !self.sweep.is_empty() {
-            out += "\nquality vs budget (PSNR of the mean error, dB; * went over the budget):\nfraction";
-            for (s, _, _, _) in &self.sweep[0].results {
-                out += &format!(" {:>14}", s.key());
+            out += &format!(
+                "\nquality vs budget (fractions of the {}; PSNR of the mean error dB / mean FLIP; * went over the budget):\nfraction",
+                match self.budget_basis {
+                    BudgetBasis::WorkingSet => "working set",
+                    BudgetBasis::Full => "full residency",
+                }
+            );
+            for r in &self.sweep[0].results {
+                out += &format!(" {:>22}", r.strategy.key());
             }
             out += "\n";
             for p in &self.sweep {
                 out += &format!("{:>8.2}", p.fraction);
-                for (_, psnr, _, over) in &p.results {
-                    let mark = if *over > 0 { "*" } else { " " };
-                    out += &format!(" {psnr:>13.2}{mark}");
+                for r in &p.results {
+                    let mark = if r.frames_over_budget > 0 { "*" } else { " " };
+                    out += &format!(" {:>12.2} / {:.5}{mark}", r.psnr_db_mean, r.flip_mean);
                 }
                 out += "\n";
             }

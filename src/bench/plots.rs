@@ -15,6 +15,8 @@ fn color(s: Strategy) -> RGBColor {
         Strategy::Full => RGBColor(110, 110, 110),
         Strategy::UniformBias => RGBColor(230, 140, 20),
         Strategy::DistanceOnly => RGBColor(40, 110, 220),
+        Strategy::UnityBudget => RGBColor(150, 60, 200),
+        Strategy::UnrealPool => RGBColor(210, 40, 60),
         Strategy::Mipstream => RGBColor(20, 160, 60),
     }
 }
@@ -50,6 +52,88 @@ fn save(buf: Vec<u8>, w: u32, h: u32, path: &Path) -> Result<(), BenchError> {
 }
 
 const MIB: f64 = (1u64 << 20) as f64;
+
+/// PSNR is drawn up to this (identical pictures score 100).
+const PSNR_CAP: f64 = 100.0;
+
+/// What the sweep's fractions are of, in words.
+fn basis_words(result: &BenchResult) -> &'static str {
+    match result.budget_basis {
+        super::BudgetBasis::WorkingSet => "working set",
+        super::BudgetBasis::Full => "full residency",
+    }
+}
+
+/// A strategy's points: `(x, y, went over its budget)`.
+type Line = (Strategy, Vec<(f64, f64, bool)>);
+
+/// One line per strategy of `(x, y, went over its budget)`, filled points
+/// within the budget, hollow ones over it; the legend beside the plot.
+fn sweep_chart(
+    path: &Path,
+    caption: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<(), BenchError> {
+    let all = || lines.iter().flat_map(|(_, pts)| pts.iter());
+    let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+        (lo.min(p.1), hi.max(p.1))
+    });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.05).max(0.5);
+    let xmax = all().map(|p| p.0).fold(1.0, f64::max);
+    let mut buf = vec![0u8; (W * H * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        // the legend gets a column of its own: it never covers a point
+        let (plot, legend) = root.split_horizontally(W - 150);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(caption, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.0..xmax * 1.05, lo - pad..hi + pad)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(plot_err)?;
+        for (strategy, pts) in lines {
+            let c = color(*strategy);
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|p| (p.0, p.1)),
+                    c.stroke_width(2),
+                ))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(pts.iter().map(|&(x, y, over)| {
+                    Circle::new((x, y), 5, if over { c.stroke_width(2) } else { c.filled() })
+                }))
+                .map_err(plot_err)?;
+        }
+        for (k, (strategy, _)) in lines.iter().enumerate() {
+            let c = color(*strategy);
+            let y = 60 + 26 * k as i32;
+            legend
+                .draw(&PathElement::new([(6, y), (30, y)], c.stroke_width(3)))
+                .map_err(plot_err)?;
+            legend
+                .draw(&Text::new(
+                    strategy.key(),
+                    (36, y - 9),
+                    ("sans-serif", 16).into_font().color(&BLACK),
+                ))
+                .map_err(plot_err)?;
+        }
+        root.present().map_err(plot_err)?;
+    }
+    save(buf, W, H, path)
+}
 
 /// Writes the charts into `dir`; returns the files written.
 pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
@@ -148,7 +232,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
             .iter()
             .flat_map(|s| s.frames.iter().filter_map(|r| r.psnr_db))
             .fold(lo + 1.0, f64::max)
-            .min(70.0);
+            .min(PSNR_CAP);
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!("PSNR against full resolution: {title}"),
@@ -162,7 +246,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
         chart
             .configure_mesh()
             .x_desc("frame (fast fly, slow walk, cut)")
-            .y_desc("PSNR, dB (capped at 70)")
+            .y_desc("PSNR, dB (100: identical)")
             .draw()
             .map_err(plot_err)?;
         for s in result
@@ -176,7 +260,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
                     s.frames
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, r)| r.psnr_db.map(|p| (i, p.min(70.0)))),
+                        .filter_map(|(i, r)| r.psnr_db.map(|p| (i, p.min(PSNR_CAP)))),
                     c.stroke_width(2),
                 ))
                 .map_err(plot_err)?
@@ -194,187 +278,130 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
     save(buf, W, H, &p)?;
     written.push(p);
 
-    // quality against budget
-    if !result.sweep.is_empty() {
-        let p = dir.join("quality_vs_budget.png");
-        let mut buf = vec![0u8; (W * H * 3) as usize];
-        {
-            let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
-            root.fill(&WHITE).map_err(plot_err)?;
-            let all = || {
-                result
-                    .sweep
-                    .iter()
-                    .flat_map(|p| p.results.iter().map(|r| r.1.min(70.0)))
-            };
-            let lo = all().fold(60.0f64, f64::min);
-            let hi = all().fold(lo + 1.0, f64::max);
-            let xmax = result.sweep.iter().map(|p| p.fraction).fold(1.0, f64::max);
-            let mut chart = ChartBuilder::on(&root)
-                .caption(
-                    format!("PSNR against budget (hollow: over budget): {title}"),
-                    ("sans-serif", 18),
-                )
-                .margin(12)
-                .x_label_area_size(36)
-                .y_label_area_size(56)
-                .build_cartesian_2d(0.0..xmax * 1.05, (lo - 2.0).max(0.0)..hi + 2.0)
-                .map_err(plot_err)?;
-            chart
-                .configure_mesh()
-                .x_desc("budget, fraction of full residency")
-                .y_desc("PSNR of the mean error, dB (capped at 70)")
-                .draw()
-                .map_err(plot_err)?;
-            for (k, strategy) in Strategy::ALL[1..].iter().enumerate() {
-                let c = color(*strategy);
-                let points: Vec<(f64, f64)> = result
-                    .sweep
-                    .iter()
-                    .filter_map(|p| p.results.get(k).map(|r| (p.fraction, r.1.min(70.0))))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
-                    .map_err(plot_err)?
-                    .label(strategy.key())
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
-                    });
-                // filled: within the budget; hollow: went over it
-                let over: Vec<bool> = result
-                    .sweep
-                    .iter()
-                    .filter_map(|p| p.results.get(k).map(|r| r.3 > 0))
-                    .collect();
-                chart
-                    .draw_series(points.iter().zip(&over).map(|(&pt, &o)| {
-                        Circle::new(pt, 5, if o { c.stroke_width(2) } else { c.filled() })
-                    }))
-                    .map_err(plot_err)?;
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(plot_err)?;
-            root.present().map_err(plot_err)?;
-        }
-        save(buf, W, H, &p)?;
-        written.push(p);
+    // quality against budget and against memory held, PSNR and FLIP
+    let basis = match result.budget_basis {
+        super::BudgetBasis::WorkingSet => result.working_set_bytes,
+        super::BudgetBasis::Full => result.full_residency_bytes,
     }
-
-    // quality against the memory each run actually held: a strategy that
-    // went over its budget sits where its memory puts it
-    if !result.sweep.is_empty() && result.full_residency_bytes > 0 {
-        let p = dir.join("quality_vs_memory.png");
-        let mut buf = vec![0u8; (W * H * 3) as usize];
-        {
-            let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
-            root.fill(&WHITE).map_err(plot_err)?;
-            let full = result.full_residency_bytes as f64;
-            let series = |k: usize| {
+    .max(1) as f64;
+    let words = basis_words(result);
+    let series = |x: &dyn Fn(&super::SweepPoint, &super::SweepResult) -> f64,
+                  y: &dyn Fn(&super::SweepResult) -> f64| {
+        Strategy::ALL[1..]
+            .iter()
+            .map(|&strategy| {
                 let mut pts: Vec<(f64, f64, bool)> = result
                     .sweep
                     .iter()
                     .filter_map(|p| {
-                        p.results
-                            .get(k)
-                            .map(|r| (r.2 as f64 / full, r.1.min(70.0), r.3 > 0))
+                        let r = p.results.iter().find(|r| r.strategy == strategy)?;
+                        Some((x(p, r), y(r), r.frames_over_budget > 0))
                     })
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                pts
-            };
-            let all: Vec<(f64, f64, bool)> =
-                (0..Strategy::ALL.len() - 1).flat_map(series).collect();
-            let lo = all.iter().map(|p| p.1).fold(60.0f64, f64::min);
-            let hi = all.iter().map(|p| p.1).fold(lo + 1.0, f64::max);
-            let xmax = all.iter().map(|p| p.0).fold(1.0, f64::max);
-            let mut chart = ChartBuilder::on(&root)
-                .caption(
-                    format!("PSNR against memory held (hollow: over its budget): {title}"),
-                    ("sans-serif", 18),
-                )
-                .margin(12)
-                .x_label_area_size(36)
-                .y_label_area_size(56)
-                .build_cartesian_2d(0.0..xmax * 1.05, (lo - 2.0).max(0.0)..hi + 2.0)
-                .map_err(plot_err)?;
-            chart
-                .configure_mesh()
-                .x_desc("peak memory held, fraction of full residency")
-                .y_desc("PSNR of the mean error, dB (capped at 70)")
-                .draw()
-                .map_err(plot_err)?;
-            for (k, strategy) in Strategy::ALL[1..].iter().enumerate() {
-                let c = color(*strategy);
-                let pts = series(k);
-                chart
-                    .draw_series(LineSeries::new(
-                        pts.iter().map(|p| (p.0, p.1)),
-                        c.stroke_width(2),
-                    ))
-                    .map_err(plot_err)?
-                    .label(strategy.key())
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2))
-                    });
-                chart
-                    .draw_series(pts.iter().map(|&(x, y, o)| {
-                        Circle::new((x, y), 5, if o { c.stroke_width(2) } else { c.filled() })
-                    }))
-                    .map_err(plot_err)?;
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(plot_err)?;
-            root.present().map_err(plot_err)?;
+                (strategy, pts)
+            })
+            .collect::<Vec<_>>()
+    };
+    let psnr = |r: &super::SweepResult| r.psnr_db_mean.min(PSNR_CAP);
+    // FLIP spans orders of magnitude: log10, floored at 1e-6
+    let flip = |r: &super::SweepResult| r.flip_mean.max(1e-6).log10();
+    let budget_x = |p: &super::SweepPoint, _: &super::SweepResult| p.fraction;
+    let held_x =
+        |_: &super::SweepPoint, r: &super::SweepResult| r.peak_resident_bytes as f64 / basis;
+    let charts = [
+        (
+            "quality_vs_budget.png",
+            "PSNR against budget (hollow: over budget)",
+            format!("budget, fraction of the {words}"),
+            "PSNR of the mean error, dB (100: identical)",
+            series(&budget_x, &psnr),
+        ),
+        (
+            "flip_vs_budget.png",
+            "FLIP against budget (lower is better; hollow: over budget)",
+            format!("budget, fraction of the {words}"),
+            "log10 of the mean FLIP",
+            series(&budget_x, &flip),
+        ),
+        (
+            "quality_vs_memory.png",
+            "PSNR against memory held (hollow: over its budget)",
+            format!("peak memory held, fraction of the {words}"),
+            "PSNR of the mean error, dB (100: identical)",
+            series(&held_x, &psnr),
+        ),
+    ];
+    if !result.sweep.is_empty() {
+        for (file, caption, x_desc, y_desc, lines) in charts {
+            let p = dir.join(file);
+            sweep_chart(&p, &format!("{caption}: {title}"), &x_desc, y_desc, &lines)?;
+            written.push(p);
         }
-        save(buf, W, H, &p)?;
-        written.push(p);
     }
 
-    // one frame of the walk for every strategy, side by side
+    // one frame of the walk for every strategy, three to a row
     let pictures: Vec<_> = result
         .strategies
         .iter()
         .filter_map(|s| s.picture.as_ref().map(|p| (s, p)))
         .collect();
     if !pictures.is_empty() {
-        let (pw, ph) = pictures[0].1.dimensions();
-        let caption = 28;
-        let (w, h) = (pw * pictures.len() as u32, ph + caption);
+        let reference = pictures
+            .iter()
+            .find(|(s, _)| s.strategy == Strategy::Full)
+            .map(|(_, p)| *p);
+        let (w0, h0) = pictures[0].1.dimensions();
+        // at most 640 pixels across each
+        let (pw, ph) = if w0 > 640 {
+            (640, (h0 * 640 / w0).max(1))
+        } else {
+            (w0, h0)
+        };
+        let caption = 46;
+        let cols = pictures.len().min(3) as u32;
+        let rows = (pictures.len() as u32).div_ceil(cols);
+        let (w, h) = (pw * cols, (ph + caption) * rows);
         let mut buf = vec![255u8; (w * h * 3) as usize];
+        let cell = |i: usize| ((i as u32 % cols) * pw, (i as u32 / cols) * (ph + caption));
         for (i, (_, img)) in pictures.iter().enumerate() {
-            for (x, y, px) in img.enumerate_pixels() {
-                let o = (((y + caption) * w + i as u32 * pw + x) * 3) as usize;
+            let small = if (pw, ph) == (w0, h0) {
+                (*img).clone()
+            } else {
+                image::imageops::resize(*img, pw, ph, image::imageops::FilterType::Triangle)
+            };
+            let (cx, cy) = cell(i);
+            for (x, y, px) in small.enumerate_pixels() {
+                let o = (((cy + caption + y) * w + cx + x) * 3) as usize;
                 buf[o..o + 3].copy_from_slice(&px.0[..3]);
             }
         }
         {
             let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-            for (i, (s, _)) in pictures.iter().enumerate() {
-                let label = match s.strategy {
-                    Strategy::Full => format!("full ({})", super::human(s.peak_resident_bytes)),
-                    _ => format!(
-                        "{} ({}, {})",
-                        s.strategy.key(),
-                        s.setting,
-                        super::human(s.peak_resident_bytes)
+            for (i, (s, img)) in pictures.iter().enumerate() {
+                let held = super::human(s.peak_resident_bytes);
+                let (first, second) = match (s.strategy, reference) {
+                    (Strategy::Full, _) | (_, None) => {
+                        (s.strategy.key().to_string(), format!("peak {held}"))
+                    }
+                    (_, Some(r)) => (
+                        format!("{} ({})", s.strategy.key(), s.setting),
+                        format!(
+                            "peak {held}; this frame {:.1} dB, FLIP {:.4}",
+                            super::psnr_rgb(r, img),
+                            super::flip_mean(r, img)
+                        ),
                     ),
                 };
-                root.draw(&Text::new(
-                    label,
-                    (i as i32 * pw as i32 + 8, 5),
-                    ("sans-serif", 18).into_font().color(&BLACK),
-                ))
-                .map_err(plot_err)?;
+                let (cx, cy) = cell(i);
+                for (k, line) in [first, second].into_iter().enumerate() {
+                    root.draw(&Text::new(
+                        line,
+                        (cx as i32 + 8, cy as i32 + 4 + 20 * k as i32),
+                        ("sans-serif", 17).into_font().color(&BLACK),
+                    ))
+                    .map_err(plot_err)?;
+                }
             }
             root.present().map_err(plot_err)?;
         }

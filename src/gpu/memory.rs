@@ -44,6 +44,12 @@ pub fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
     vulkan::driver_budget(device)
 }
 
+/// Whether the device runs on wgpu's GL backend (which has no allocator
+/// report and never counts texture memory).
+pub fn is_gl(device: &wgpu::Device) -> bool {
+    vulkan::is_gl(device)
+}
+
 /// Whether `copy_texture_to_texture` works for block-compressed formats on
 /// this device. wgpu's GL backend copies through a framebuffer, which cannot
 /// hold a compressed texture, so it is false there.

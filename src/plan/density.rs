@@ -138,7 +138,11 @@ impl Bounds {
 /// coverage-weighted lod term at its centre.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ObjectTerms {
-    pub(crate) best: Vec<f32>,
+    /// Finest lod term over the views that draw the object (infinite: none).
+    pub(crate) seen: Vec<f32>,
+    /// Finest lod term over the views it is outside of, with the off-screen
+    /// bias (infinite: none).
+    pub(crate) hidden: Vec<f32>,
     pub(crate) cover: Vec<f32>,
     pub(crate) typical: Vec<f32>,
 }
@@ -147,8 +151,10 @@ impl ObjectTerms {
     /// Evaluates every object in `bounds` against `views`.
     pub(crate) fn compute(&mut self, views: &[ViewTerms], bounds: &Bounds) {
         let n = bounds.len();
-        self.best.clear();
-        self.best.resize(n, f32::INFINITY);
+        self.seen.clear();
+        self.seen.resize(n, f32::INFINITY);
+        self.hidden.clear();
+        self.hidden.resize(n, f32::INFINITY);
         self.cover.clear();
         self.cover.resize(n, 0.0);
         self.typical.clear();
@@ -172,7 +178,8 @@ impl ObjectTerms {
         let n = b.len();
         let (cx, cy, cz) = (&b.cx[..n], &b.cy[..n], &b.cz[..n]);
         let (hx, hy, hz, rad) = (&b.hx[..n], &b.hy[..n], &b.hz[..n], &b.radius[..n]);
-        let best = &mut self.best[..n];
+        let seen = &mut self.seen[..n];
+        let hidden = &mut self.hidden[..n];
         let cover = &mut self.cover[..n];
         let typical = &mut self.typical[..n];
         for i in 0..n {
@@ -203,7 +210,13 @@ impl ObjectTerms {
             let center_term = log2_typical - v.log2_k + bias;
             let px2 = r * r * v.k_squared / d2;
             let c = min(std::f32::consts::PI * px2, v.max_coverage) * v.weight * scale;
-            best[i] = min(best[i], term);
+            let (seen_term, hidden_term) = if visible {
+                (term, f32::INFINITY)
+            } else {
+                (f32::INFINITY, term)
+            };
+            seen[i] = min(seen[i], seen_term);
+            hidden[i] = min(hidden[i], hidden_term);
             cover[i] += c;
             typical[i] += c * max(center_term, term);
         }
@@ -214,9 +227,11 @@ impl ObjectTerms {
     pub(crate) fn scatter(&self, bindings: &[Binding], sums: &mut [TextureNeedSum]) {
         for b in bindings {
             let o = b.object as usize;
-            let (best, cover, typical) = (self.best[o], self.cover[o], self.typical[o]);
+            let (seen, hidden) = (self.seen[o], self.hidden[o]);
+            let (cover, typical) = (self.cover[o], self.typical[o]);
             let a = &mut sums[b.sum as usize];
-            a.lod = min(a.lod, b.lod_offset + best);
+            a.visible_lod = min(a.visible_lod, b.lod_offset + seen);
+            a.hidden_lod = min(a.hidden_lod, b.lod_offset + hidden);
             a.coverage += cover;
             a.lod_sum += typical + cover * b.lod_offset;
         }
@@ -291,21 +306,32 @@ pub(crate) fn exp2(x: f64) -> f64 {
     std::f64::consts::SQRT_2 * e * scale
 }
 
-/// What every object showing one texture needs, summed: the finest lod, the
-/// total weighted screen coverage (pixels), and the coverage-weighted sum of
-/// the lod at object centres (divide by coverage). One struct per texture so
-/// the scatter touches one cache line per binding.
+/// What every object showing one texture needs, summed: the finest lod over
+/// the objects a view draws and over those outside every view (with the
+/// off-screen bias), the total weighted screen coverage (pixels), and the
+/// coverage-weighted sum of the lod at object centres (divide by coverage).
+/// One 16-byte struct per texture so the scatter touches one cache line per
+/// binding.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct TextureNeedSum {
-    pub(crate) lod: f32,
+    pub(crate) visible_lod: f32,
+    pub(crate) hidden_lod: f32,
     pub(crate) coverage: f32,
     pub(crate) lod_sum: f32,
+}
+
+impl TextureNeedSum {
+    /// The finest lod any object needs, drawn or not.
+    pub(crate) fn lod(&self) -> f32 {
+        min(self.visible_lod, self.hidden_lod)
+    }
 }
 
 impl Default for TextureNeedSum {
     fn default() -> Self {
         Self {
-            lod: f32::INFINITY,
+            visible_lod: f32::INFINITY,
+            hidden_lod: f32::INFINITY,
             coverage: 0.0,
             lod_sum: 0.0,
         }
@@ -363,7 +389,7 @@ mod tests {
         world_per_uv: f32,
     ) -> (f32, f32) {
         let need = need_of(views, center, Vec3::splat(radius), texels, world_per_uv);
-        (need.lod, need.coverage)
+        (need.lod(), need.coverage)
     }
 
     fn need_of(
@@ -412,7 +438,7 @@ mod tests {
         // the nearest pixel is 1.7 away, as is the centre; the far edge
         // ~143: most pixels are at the geometric mean, ~15.6 away, about
         // 3.2 mips coarser than the nearest (the centre said 0)
-        let coarser = typical(&ground) - ground.lod;
+        let coarser = typical(&ground) - ground.lod();
         let expected = (1.7f32 * (1.7 + half.length())).sqrt().log2() - 1.7f32.log2();
         assert!((coarser - expected).abs() < 0.05, "{coarser} vs {expected}");
         // a small object far off keeps its centre's distance

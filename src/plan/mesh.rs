@@ -31,7 +31,7 @@
 
 use super::density::{OFFSCREEN_COVERAGE, OFFSCREEN_LOD_BIAS};
 use super::fit::{Candidate, Stickiness};
-use super::{Limit, Planner, Policy, View};
+use super::{Limit, Planner, View};
 use glam::Vec3;
 
 /// A mesh's LOD chain as the planner sees it.
@@ -127,8 +127,10 @@ pub(super) struct MeshObject {
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct MeshNeed {
     /// Pixels per mesh unit at the nearest instance.
-    k: f32,
-    coverage: f32,
+    pub(super) k: f32,
+    pub(super) coverage: f32,
+    /// A view draws an instance (inside its frustum).
+    pub(super) visible: bool,
 }
 
 /// How much worse a pixel on a moved outline is than a pixel of a texture
@@ -158,7 +160,9 @@ impl Planner {
         if self.meshes.len() <= slot {
             self.meshes.resize(slot + 1, None);
             self.mesh_wanted.resize(slot + 1, 0);
+            self.mesh_last_seen.resize(slot + 1, u64::MAX);
         }
+        self.mesh_last_seen[slot] = u64::MAX;
         self.mesh_wanted[slot] = mesh.coarsest();
         self.meshes[slot] = Some(mesh);
     }
@@ -250,6 +254,7 @@ impl Planner {
                         };
                         n.k = n.k.max(px_per_world * scale.abs());
                         n.coverage += coverage;
+                        n.visible |= seen;
                     }
                 }
             }
@@ -258,7 +263,7 @@ impl Planner {
 
     /// The wanted LOD of `mesh` at `k` pixels per mesh unit, with
     /// hysteresis against `previous`.
-    fn mesh_wanted_lod(&self, mesh: &PlanMesh, k: f32, previous: u32) -> u32 {
+    pub(super) fn mesh_wanted_lod(&self, mesh: &PlanMesh, k: f32, previous: u32) -> u32 {
         let coarsest = mesh.coarsest();
         if k.is_nan() || k <= 0.0 {
             return coarsest;
@@ -274,6 +279,29 @@ impl Planner {
         } else {
             strict
         }
+    }
+
+    /// Bytes of every mesh at exactly the LOD the last [`Planner::mesh_needs`]
+    /// asks for (no hysteresis), with its coarsest LOD.
+    pub(super) fn mesh_wanted_bytes(&self) -> u64 {
+        let target = self.options.mesh_error_px.max(1e-3);
+        self.meshes
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, m)| {
+                let m = m.as_ref()?;
+                let k = self.mesh_need.get(slot).map_or(0.0, |n| n.k);
+                let lod = if k > 0.0 {
+                    (0..=m.coarsest())
+                        .rev()
+                        .find(|&l| m.error_of(l) * k <= target)
+                        .unwrap_or(0)
+                } else {
+                    m.coarsest()
+                };
+                Some(m.bytes(lod))
+            })
+            .sum()
     }
 
     /// Appends every mesh's chain (coarsest first) after the textures'.
@@ -372,25 +400,6 @@ impl Planner {
                 priority,
             };
         }
-    }
-
-    /// The meshes' part of [`Planner::apply_policy`]: `UniformBias` holds
-    /// every mesh `bias` LODs below its finest, `DistanceOnly` at what its
-    /// screen error asks for. Returns the bytes the meshes then use.
-    pub(super) fn mesh_policy(&mut self, policy: Policy) -> u64 {
-        let mut bytes = 0;
-        for (slot, m) in self.meshes.iter().enumerate() {
-            let Some(m) = m else { continue };
-            let p = &mut self.plan.meshes[slot];
-            p.target = match policy {
-                Policy::Budget => p.target,
-                Policy::UniformBias { bias } => bias.min(m.coarsest()),
-                Policy::DistanceOnly { .. } => p.wanted,
-            };
-            p.limit = None;
-            bytes += m.bytes(p.target);
-        }
-        bytes
     }
 
     /// The mesh in `slot`, if any.

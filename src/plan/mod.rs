@@ -26,6 +26,7 @@
 pub mod density;
 pub mod fit;
 pub mod mesh;
+pub mod policy;
 pub mod view;
 
 use crate::transcode::Tier;
@@ -33,6 +34,7 @@ use density::{Binding, Bounds, ObjectTerms, TextureNeedSum, ViewTerms};
 use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
+pub use policy::Policy;
 pub use view::{Frustum, View};
 
 /// Tunables of the planner, each with its default.
@@ -87,28 +89,6 @@ impl Default for PlannerOptions {
             mesh_error_px: 1.0,
         }
     }
-}
-
-/// How each texture's resident level is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Policy {
-    /// mipstream: the level and tier that remove the most visible error the
-    /// budget allows.
-    #[default]
-    Budget,
-    /// Every texture `bias` mips below its finest, whatever the cameras see (a
-    /// game's global texture-quality setting).
-    UniformBias {
-        /// Mips dropped from every texture.
-        bias: u32,
-    },
-    /// Each texture at the level its screen size asks for, never more than
-    /// `max_reduction` mips below its finest, with no budget fitting (Unity's
-    /// mipmap streaming without a memory budget).
-    DistanceOnly {
-        /// The most mips a texture may drop.
-        max_reduction: u32,
-    },
 }
 
 /// What the planner needs to know about a texture.
@@ -262,6 +242,10 @@ pub struct Plan {
     /// Bytes of the budget the plan leaves free so its largest growth can
     /// happen (the old copy and the staged levels beside everything else).
     pub growth_room: u64,
+    /// The plan holds more than the budget on purpose: a fixed [`Policy`]
+    /// whose rule keeps floors whatever the budget (Unity's maximum level
+    /// reduction). The budget fit never does.
+    pub over_budget: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -392,6 +376,12 @@ pub struct Planner {
     mesh_order: Vec<usize>,
     /// Whether a mesh keeps its old LOD while it grows (cross-fades).
     keep_old_mesh_lod: bool,
+    /// How levels are chosen (the budget fit, or a fixed rule).
+    policy: Policy,
+    /// By texture and mesh slot: the last frame a view drew it (`u64::MAX`:
+    /// never), for the rules that rank by recency.
+    last_seen: Vec<u64>,
+    mesh_last_seen: Vec<u64>,
 }
 
 impl Planner {
@@ -413,6 +403,17 @@ impl Planner {
         self.options = options;
     }
 
+    /// Chooses levels by a fixed [`Policy`] instead of the budget fit, from
+    /// the next plan on.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+    }
+
+    /// The policy in use.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
     /// Whether a mesh growing to a finer LOD keeps its old one beside it
     /// (a streamer that cross-fades LODs does): the room the plan leaves for
     /// growth then counts both. Default: false.
@@ -425,8 +426,10 @@ impl Planner {
         if self.textures.len() <= slot {
             self.textures.resize(slot + 1, None);
             self.wanted.resize(slot + 1, 0);
+            self.last_seen.resize(slot + 1, u64::MAX);
         }
         self.wanted[slot] = texture.tail_level;
+        self.last_seen[slot] = u64::MAX;
         let levels = texture
             .level_count
             .max(texture.resident_bytes[0].len() as u32);
@@ -598,6 +601,10 @@ impl Planner {
     ) -> &Plan {
         self.densities(views);
         self.mesh_needs(views);
+        if self.policy != Policy::Budget {
+            self.plan_by_policy(budget, resident, meshes, frame);
+            return &self.plan;
+        }
         self.build_chains(resident, frame);
         let first_mesh_chain = self.order.len();
         self.build_mesh_chains(meshes, frame);
@@ -749,33 +756,34 @@ impl Planner {
         }
     }
 
+    /// Bytes held with every texture at exactly the level its views want and
+    /// every mesh at exactly the LOD its views want: the floor of the lod,
+    /// with no hysteresis, no look-ahead, no cap on reduction, no prefetch,
+    /// full tier (the working set of these views, the basis of budgets that
+    /// bind). Only scratch state changes: the next plan is as it would be.
+    pub fn wanted_bytes(&mut self, views: &[View]) -> u64 {
+        let look_ahead = std::mem::replace(&mut self.options.look_ahead_s, 0.0);
+        self.densities(views);
+        self.mesh_needs(views);
+        self.options.look_ahead_s = look_ahead;
+        let mut bytes = self.mesh_wanted_bytes();
+        for (slot, t) in self.textures.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let lod = self.sums[slot + 1].lod() + self.options.lod_bias;
+            let level = if lod.is_finite() {
+                (lod.floor().max(0.0) as u32)
+                    .clamp(t.finest_allowed.min(t.tail_level), t.tail_level)
+            } else {
+                t.tail_level
+            };
+            bytes += t.bytes(&self.pool, level, Tier::Full);
+        }
+        bytes
+    }
+
     /// The last plan.
     pub fn last_plan(&self) -> &Plan {
         &self.plan
-    }
-
-    /// Replaces the budget fit's choices in the last plan by a fixed
-    /// [`Policy`]'s (full tier, no budget): for comparing mipstream with the
-    /// strategies engines use. [`Policy::Budget`] leaves the plan as it is.
-    pub fn apply_policy(&mut self, policy: Policy) {
-        if policy == Policy::Budget {
-            return;
-        }
-        let mut bytes = 0;
-        for (slot, t) in self.textures.iter().enumerate() {
-            let Some(t) = t else { continue };
-            let p = &mut self.plan.textures[slot];
-            let level = match policy {
-                Policy::Budget => unreachable!("returned above"),
-                Policy::UniformBias { bias } => bias,
-                Policy::DistanceOnly { max_reduction } => p.wanted.min(max_reduction),
-            };
-            p.target = level.max(t.finest_allowed).min(t.tail_level);
-            p.tier = Tier::Full;
-            p.limit = None;
-            bytes += t.bytes(&self.pool, p.target, Tier::Full);
-        }
-        self.plan.bytes = bytes + self.mesh_policy(policy);
     }
 
     fn densities(&mut self, views: &[View]) {
@@ -822,20 +830,17 @@ impl Planner {
     }
 
     fn need(&self, slot: usize) -> Need {
-        let TextureNeedSum {
-            lod: finest,
-            coverage,
-            lod_sum,
-        } = self.sums[slot + 1];
-        let typical = if coverage > 0.0 {
-            lod_sum / coverage
+        let sum = self.sums[slot + 1];
+        let finest = sum.lod();
+        let typical = if sum.coverage > 0.0 {
+            sum.lod_sum / sum.coverage
         } else {
             finest
         };
         Need {
             finest,
             typical: typical.max(finest),
-            coverage,
+            coverage: sum.coverage,
         }
     }
 
@@ -941,15 +946,14 @@ impl Planner {
         self.plan.budget = budget;
         self.plan.bytes = used;
         self.plan.tail_bytes = 0;
+        self.plan.over_budget = false;
         for (i, &slot) in self.order.iter().enumerate() {
             let t = self.textures[slot]
                 .as_ref()
                 .expect("planned textures exist");
             let base = self.offsets[i] as usize;
             let chosen = self.states[base + self.choice[i] as usize];
-            let TextureNeedSum {
-                lod, coverage: cov, ..
-            } = self.sums[slot + 1];
+            let (lod, cov) = (self.sums[slot + 1].lod(), self.sums[slot + 1].coverage);
             let wanted = self.wanted[slot];
             let limit = if chosen.level > wanted || chosen.tier == Tier::Compact {
                 Some(Limit::Budget)

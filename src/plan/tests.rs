@@ -393,56 +393,51 @@ fn a_churned_planner_plans_like_a_fresh_one() {
     }
 }
 
-fn chains_for(textures: &[(u32, bool, f32, f32)]) -> Vec<Vec<Candidate>> {
-    // (size, compact, coverage, lod) -> the chain the planner would build
-    let mut p = Planner::default();
+/// The chains the planner would build for `(size, compact, coverage, lod)`
+/// textures, each holding `held[i]` in its full tier (`u32::MAX`: its tail),
+/// with the growth room each state needs as `build_chains` counts it.
+fn chains_held(textures: &[(u32, bool, f32, f32)], held: &[u32]) -> Vec<Vec<Candidate>> {
+    let p = Planner::default();
     textures
         .iter()
-        .map(|&(size, compact, cov, lod)| {
+        .zip(held)
+        .map(|(&(size, compact, cov, lod), &held)| {
             let t = texture(size, compact);
-            let wanted = (lod.floor().max(0.0) as u32).min(t.tail_level);
-            let mut c = vec![Candidate {
-                bytes: t.bytes(t.tail_level, Tier::Full),
-                error: p.error(
-                    &t,
-                    Need {
-                        finest: lod,
-                        typical: lod,
-                        coverage: cov,
-                    },
-                    t.tail_level,
-                    Tier::Full,
-                ),
-                grow: 0,
-            }];
-            for l in (wanted..t.tail_level).rev() {
-                for tier in [Tier::Compact, Tier::Full] {
-                    if tier == Tier::Compact && !compact {
-                        continue;
-                    }
-                    c.push(Candidate {
-                        bytes: t.bytes(l, tier),
-                        error: p.error(
-                            &t,
-                            Need {
-                                finest: lod,
-                                typical: lod,
-                                coverage: cov,
-                            },
-                            l,
-                            tier,
-                        ),
-                        grow: 0,
-                    });
+            let held = held.min(t.tail_level);
+            let need = Need {
+                finest: lod,
+                typical: lod,
+                coverage: cov,
+            };
+            let grow = |level: u32, tier: Tier| {
+                if level >= t.tail_level || (tier == Tier::Full && level >= held) {
+                    0
+                } else if tier == Tier::Full || held >= t.tail_level {
+                    t.bytes(level, tier)
+                } else {
+                    t.bytes(level, tier) + t.bytes(held, Tier::Full)
                 }
+            };
+            let state = |l: u32, tier: Tier| Candidate {
+                bytes: t.bytes(l, tier),
+                error: p.error(&t, need, l, tier),
+                grow: grow(l, tier),
+            };
+            let wanted = (lod.floor().max(0.0) as u32).min(t.tail_level);
+            let mut c = vec![state(t.tail_level, Tier::Full)];
+            for l in (wanted..t.tail_level).rev() {
+                if compact {
+                    c.push(state(l, Tier::Compact));
+                }
+                c.push(state(l, Tier::Full));
             }
-            p.set_texture(0, t);
             c
         })
         .collect()
 }
 
-fn greedy(chains: &[Vec<Candidate>], budget: u64) -> (f64, u64) {
+/// The greedy fit's total error, bytes used and growth room.
+fn greedy(chains: &[Vec<Candidate>], budget: u64) -> (f64, u64, u64) {
     let mut all = Vec::new();
     let mut off = vec![0u32];
     for c in chains {
@@ -450,16 +445,19 @@ fn greedy(chains: &[Vec<Candidate>], budget: u64) -> (f64, u64) {
         off.push(all.len() as u32);
     }
     let mut choice = Vec::new();
-    let used = Fitter::default().fit(&all, &off, &[], budget, &mut choice);
+    let mut fitter = Fitter::default();
+    let used = fitter.fit(&all, &off, &[], budget, &mut choice);
     let err = chains
         .iter()
         .zip(&choice)
         .map(|(c, &i)| c[i as usize].error)
         .sum();
-    (err, used)
+    (err, used, fitter.room())
 }
 
-/// The greedy fit against the exact optimum on small random cases: the gap is
+/// The greedy fit against the exact optimum (growth room included, exact in
+/// bytes) on small random cases: never better than the optimum (that would
+/// be a bug in one of them), feasible with its room, and the real gap
 /// reported and bounded by the largest single step's error.
 #[test]
 fn greedy_fit_is_close_to_the_exact_optimum() {
@@ -471,7 +469,7 @@ fn greedy_fit_is_close_to_the_exact_optimum() {
         rng
     };
     let (mut sum_gap, mut worst_rel, mut cases, mut exact_hits) = (0.0, 0.0f64, 0, 0);
-    for _ in 0..200 {
+    for case in 0..200 {
         let n = 2 + (next() % 4) as usize;
         let texs: Vec<(u32, bool, f32, f32)> = (0..n)
             .map(|_| {
@@ -483,17 +481,29 @@ fn greedy_fit_is_close_to_the_exact_optimum() {
                 )
             })
             .collect();
-        let chains = chains_for(&texs);
+        // a third of the textures hold a level already (no room to grow into it)
+        let held: Vec<u32> = (0..n)
+            .map(|_| {
+                if next() % 3 == 0 {
+                    (next() % 5) as u32
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        let chains = chains_held(&texs, &held);
         let bases: u64 = chains.iter().map(|c| c[0].bytes).sum();
         let max: u64 = chains.iter().map(|c| c.last().unwrap().bytes).sum();
-        let budget = bases + (next() % (max - bases + 1));
-        let unit = 16;
-        let (g, used) = greedy(&chains, budget);
-        assert!(used <= budget);
-        let (opt, _) = exact_fit(&chains, budget, unit).unwrap();
+        let budget = bases + (next() % (2 * (max - bases) + 1));
+        let (g, used, room) = greedy(&chains, budget);
         assert!(
-            g + 1e-6 >= opt - 1e-6 || g <= opt + 1e-6,
-            "greedy below the optimum?"
+            used + room <= budget,
+            "case {case}: {used} + {room} > {budget}"
+        );
+        let (opt, _) = exact_fit(&chains, budget).expect("the bases fit");
+        assert!(
+            g >= opt - 1e-9 * opt.abs().max(1.0),
+            "case {case}: greedy {g} below the optimum {opt}"
         );
         let max_step = chains
             .iter()
@@ -501,14 +511,14 @@ fn greedy_fit_is_close_to_the_exact_optimum() {
             .fold(0.0, f64::max);
         assert!(
             g - opt <= max_step + 1e-6,
-            "gap {} exceeds one step {}",
+            "case {case}: gap {} exceeds one step {}",
             g - opt,
             max_step
         );
         let total_err: f64 = chains.iter().map(|c| c[0].error).sum::<f64>().max(1e-9);
         sum_gap += (g - opt) / total_err;
         worst_rel = worst_rel.max((g - opt) / total_err);
-        exact_hits += usize::from((g - opt).abs() < 1e-6);
+        exact_hits += usize::from(g - opt <= 1e-9 * opt.abs().max(1.0));
         cases += 1;
     }
     eprintln!(

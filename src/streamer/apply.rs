@@ -164,7 +164,7 @@ impl Streamer {
             None => Vec::new(),
         };
         let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
-        let over_budget = self.gpu.accounted_bytes() > self.effective_budget();
+        let over_budget = self.gpu.accounted_bytes() > self.hard_budget();
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             return false; // not forced by the budget: wait for upload room
         }
@@ -296,7 +296,7 @@ impl Streamer {
         let e = self.textures.get(id).expect("live id");
         let shape = e.shape(first, tier);
         let upload_bytes: u64 = levels.iter().map(|l| l.data.len() as u64).sum();
-        let budget = self.effective_budget();
+        let budget = self.hard_budget();
         if self.gpu.accounted_bytes() + shape.bytes() + upload_bytes > budget {
             self.gpu.trim_pool(0);
         }

@@ -189,7 +189,7 @@ impl Streamer {
     /// exceeded (the old LODs' bytes go first).
     pub(super) fn end_fades(&mut self) {
         let frames = self.options.mesh_cross_fade_frames as u64;
-        let over = self.gpu.accounted_bytes() > self.effective_budget();
+        let over = self.gpu.accounted_bytes() > self.hard_budget();
         for id in self.mesh_ids() {
             let frame = self.frame;
             let e = self.meshes.get_mut(id).expect("live id");
@@ -398,7 +398,7 @@ impl Streamer {
         let mut changed = false;
         for id in self.mesh_ids() {
             let p = self.mesh_plan(id);
-            let over = self.gpu.accounted_bytes() > self.effective_budget();
+            let over = self.gpu.accounted_bytes() > self.hard_budget();
             let frame = self.frame;
             let e = self.meshes.get_mut(id).expect("live id");
             let Some(lod) = e.detail.as_ref().map(|d| d.lod) else {
@@ -430,7 +430,7 @@ impl Streamer {
                 Some(BelowReason::OutOfMemoryBackoff);
             return false;
         }
-        let budget = self.effective_budget();
+        let budget = self.hard_budget();
         let held = self.gpu.accounted_bytes();
         let e = self.meshes.get_mut(id).expect("live id");
         let Some(data) = e.pending.as_ref() else {
@@ -508,7 +508,7 @@ impl Streamer {
                     || p.target == e.lod()
                     // spare detail that does not fit beside the plan waits
                     || (settled
-                        && p.target < p.wanted
+                        && (p.target < p.wanted || self.policy() != crate::plan::Policy::Budget)
                         && e.held_back == Some(BelowReason::Budget))
         })
     }

@@ -245,7 +245,6 @@ pub struct Streamer {
     headroom_frame: u64,
     /// Whether compressed textures can be copied GPU-side on this device.
     gpu_copies: bool,
-    policy: Policy,
 }
 
 impl Streamer {
@@ -282,7 +281,6 @@ impl Streamer {
             headroom: 0,
             headroom_frame: 0,
             gpu_copies: memory::copies_compressed_textures(device),
-            policy: Policy::Budget,
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.planner
@@ -303,16 +301,19 @@ impl Streamer {
     }
 
     /// Chooses levels by a fixed policy instead of the budget fit (for
-    /// benchmarks against the strategies engines use). The budget still
-    /// bounds what gets built: give a fixed policy a large budget to let it
-    /// use what it asks for.
+    /// benchmarks against the strategies engines use). The policy plans within
+    /// the same budget the fit would get (less the recycle pool and any
+    /// headroom), and the streamer keeps to the budget as it does for the fit:
+    /// a growth that does not fit beside everything held waits. Only a rule
+    /// that holds more on purpose (Unity's floors) goes over, and then openly.
+    /// Give a policy without a budget (`DistanceOnly`) a large budget.
     pub fn set_policy(&mut self, policy: Policy) {
-        self.policy = policy;
+        self.planner.set_policy(policy);
     }
 
     /// The level policy in use.
     pub fn policy(&self) -> Policy {
-        self.policy
+        self.planner.policy()
     }
 
     /// Changes the planner's tunables (LOD bias, hysteresis, compact tier...)
@@ -348,6 +349,18 @@ impl Streamer {
         self.budget_bytes()
             .saturating_sub(self.oom_reduction)
             .max(self.tail_bytes())
+    }
+
+    /// The budget `update` keeps to: the effective budget, except in frames
+    /// where a fixed policy's rule holds more on purpose (Unity's floors,
+    /// [`Plan::over_budget`](crate::plan::Plan::over_budget)), which are then
+    /// over budget in the open rather than cut by the streamer.
+    fn hard_budget(&self) -> u64 {
+        if self.planner.last_plan().over_budget {
+            u64::MAX / 4
+        } else {
+            self.effective_budget()
+        }
     }
 
     fn tail_bytes(&self) -> u64 {
@@ -768,6 +781,15 @@ impl Streamer {
         self.gpu.accounted_bytes()
     }
 
+    /// Bytes the registered textures and meshes would hold with each exactly
+    /// at the level `views` want (no hysteresis, look-ahead, cap on reduction
+    /// or prefetch): what these views cost. The peak of it over a camera path
+    /// is the path's working set, the basis of budgets that bind. Changes
+    /// nothing the next `update` sees.
+    pub fn wanted_bytes(&mut self, views: &[View]) -> u64 {
+        self.planner.wanted_bytes(views)
+    }
+
     /// Out-of-memory events since the streamer was made (the report keeps
     /// only the last 64).
     pub fn oom_event_count(&self) -> u64 {
@@ -815,7 +837,7 @@ impl Streamer {
         self.request_mesh_loads();
         self.apply();
         self.gpu.poll();
-        if self.gpu.accounted_bytes() > self.effective_budget() && self.gpu.staging_bytes() > 0 {
+        if self.gpu.accounted_bytes() > self.hard_budget() && self.gpu.staging_bytes() > 0 {
             // a forced eviction re-uploaded kept levels (backends without GPU
             // copies): the budget is a hard limit, so let that staging drain
             self.gpu.wait_idle();
@@ -882,7 +904,6 @@ impl Streamer {
         let meshes = self.mesh_resident();
         self.planner
             .plan_with_meshes(&self.views, budget, &resident, &meshes, self.frame);
-        self.planner.apply_policy(self.policy);
     }
 
     fn planner_slot_count(&self) -> usize {
@@ -1054,6 +1075,9 @@ impl Streamer {
         // spare detail blocked by the budget waits, unless what blocked it was
         // this frame's other uploads
         let settled = self.gpu.staging_bytes() == 0;
+        // a fixed policy's target that does not fit beside everything held
+        // waits too: its rule, unlike the fit, keeps no room to grow
+        let fixed = self.policy() != Policy::Budget;
         self.loader.outstanding() == 0
             && self.textures.iter::<TextureId>().all(|(id, e)| {
                 let p = plan.textures.get(id.index());
@@ -1062,7 +1086,7 @@ impl Streamer {
                     // spare-budget detail that does not fit beside the plan waits
                     || (settled
                         && p.is_some_and(|p| {
-                            p.prefetch && e.held_back == Some(BelowReason::Budget)
+                            (p.prefetch || fixed) && e.held_back == Some(BelowReason::Budget)
                         }))
             })
             && self.meshes_converged(settled)
@@ -1083,7 +1107,7 @@ impl Streamer {
             return Err(InvariantViolation::Accounting { accounted, live });
         }
         let held = self.gpu.accounted_bytes();
-        let budget = self.effective_budget();
+        let budget = self.hard_budget();
         if held > budget {
             return Err(InvariantViolation::OverBudget { held, budget });
         }

@@ -1,7 +1,7 @@
 //! `mipstream bench` and `mipstream bench-planner`.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mipstream::bench::{self, BenchOptions, BenchScene};
+use mipstream::bench::{self, BenchOptions, BenchScene, BudgetBasis};
 use std::path::PathBuf;
 
 /// Arguments of `mipstream bench`.
@@ -16,9 +16,15 @@ pub(crate) struct BenchArgs {
     /// A folder of KTX2 textures (same as giving it to --scene).
     #[arg(long, conflicts_with = "scene")]
     textures: Option<PathBuf>,
-    /// The budget as a fraction of full residency.
-    #[arg(long, default_value_t = 0.25, conflicts_with = "budget_mb")]
+    /// The budget as a fraction of what --budget-of names.
+    #[arg(long, default_value_t = 0.5, conflicts_with = "budget_mb")]
     budget_fraction: f64,
+    /// What budget fractions (and the sweep's) are of: `working-set` (the
+    /// peak bytes, over the camera path at this resolution, of everything at
+    /// exactly the level its views want: below 1 the budget binds) or `full`
+    /// (full residency).
+    #[arg(long, default_value = "working-set", value_parser = ["working-set", "full"])]
+    budget_of: String,
     /// The budget in MiB.
     #[arg(long)]
     budget_mb: Option<f64>,
@@ -40,14 +46,16 @@ pub(crate) struct BenchArgs {
     /// Upload MiB per frame, for every strategy.
     #[arg(long, default_value_t = 8.0)]
     upload_cap_mb: f64,
-    /// distance_only's largest mip reduction.
+    /// distance_only's and unity_budget's largest mip reduction (Unity's
+    /// streamingMipmapsMaxLevelReduction).
     #[arg(long, default_value_t = 2)]
     max_reduction: u32,
     /// mipstream's transient reserve: a fraction of the budget (0 to 0.5)
     /// kept free beside the plan so more textures can grow at once.
     #[arg(long, default_value_t = 0.0)]
     transient_reserve: f32,
-    /// Also run the quality-vs-budget curve at budget fractions 0.1 to 1.0.
+    /// Also run the quality-vs-budget curve: fractions 0.1 to 1.5 of the
+    /// working set (0.1 to 1.0 of full residency with --budget-of full).
     #[arg(long)]
     sweep: bool,
     /// Frames per sweep run (default: a quarter of --frames).
@@ -145,10 +153,15 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         } else {
             return Err("--transient-reserve must be 0 to 0.5".into());
         },
-        sweep: if args.sweep {
-            (1..=10).map(|i| i as f64 / 10.0).collect()
+        budget_basis: if args.budget_of == "full" {
+            BudgetBasis::Full
         } else {
-            Vec::new()
+            BudgetBasis::WorkingSet
+        },
+        sweep: match (args.sweep, args.budget_of.as_str()) {
+            (false, _) => Vec::new(),
+            (true, "full") => (1..=10).map(|i| i as f64 / 10.0).collect(),
+            (true, _) => vec![0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5],
         },
         sweep_frames: args.sweep_frames,
         backends: backends(&args.backend)?,
