@@ -186,6 +186,11 @@ pub struct BenchOptions {
     pub frame_pause: Duration,
     /// Backends to open an adapter on. Default: `WGPU_BACKEND`, else any.
     pub backends: Option<wgpu::Backends>,
+    /// Append one JSON line per compared frame and strategy to this file:
+    /// the frame's PSNR and FLIP and every texture's and mesh's wanted,
+    /// planned and resident level, bytes and coverage (to trace where a
+    /// strategy gains or loses). Default: none.
+    pub trace: Option<PathBuf>,
 }
 
 impl Default for BenchOptions {
@@ -206,6 +211,7 @@ impl Default for BenchOptions {
             cache_dir: BuiltinScene::default_cache_dir(),
             frame_pause: Duration::from_millis(2),
             backends: None,
+            trace: None,
         }
     }
 }
@@ -723,6 +729,57 @@ pub fn flip_mean(reference: &RgbaImage, test: &RgbaImage) -> f32 {
     nv_flip::FlipPool::from_image(&err).mean()
 }
 
+/// Appends one compared frame of `strategy` to the trace file (JSON lines).
+fn trace_frame(
+    path: &std::path::Path,
+    strategy: Strategy,
+    budget: u64,
+    frame: usize,
+    record: &FrameRecord,
+    streamer: &Streamer,
+) -> Result<(), BenchError> {
+    use std::io::Write;
+    let r = streamer.report();
+    let textures: Vec<serde_json::Value> = r
+        .textures
+        .iter()
+        .map(|t| {
+            serde_json::json!([
+                t.label,
+                t.wanted,
+                t.planned,
+                t.resident,
+                t.tier == crate::Tier::Compact,
+                t.bytes,
+                t.coverage
+            ])
+        })
+        .collect();
+    let meshes: Vec<serde_json::Value> = r
+        .meshes
+        .iter()
+        .map(|m| serde_json::json!([m.label, m.wanted, m.planned, m.resident, m.bytes]))
+        .collect();
+    let line = serde_json::json!({
+        "strategy": strategy.key(),
+        "budget": budget,
+        "frame": frame,
+        "psnr": record.psnr_db,
+        "flip": record.flip,
+        "held": record.resident,
+        "textures": textures,
+        "meshes": meshes,
+    });
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        writeln!(f, "{line}")
+    };
+    write().map_err(|e| BenchError::Options(format!("--trace {}: {e}", path.display())))
+}
+
 /// GPU memory as wgpu sees it (not mipstream's ledger): its texture-memory
 /// counter and the allocator report's allocated bytes, each `None` where the
 /// backend has none.
@@ -909,6 +966,9 @@ fn run_strategy(
                 record.mse = Some(mse);
                 record.psnr_db = Some(psnr_from_mse(mse));
                 record.flip = Some(flip_mean(reference, &img));
+                if let Some(path) = &opts.trace {
+                    trace_frame(path, strategy, budget, f, &record, &streamer)?;
+                }
             }
             if f == ctx.picture_frame {
                 picture = Some(img);

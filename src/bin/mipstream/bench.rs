@@ -58,12 +58,21 @@ pub(crate) struct BenchArgs {
     /// working set (0.1 to 1.0 of full residency with --budget-of full).
     #[arg(long)]
     sweep: bool,
+    /// The sweep's budget fractions instead of the default ones, comma
+    /// separated (implies --sweep).
+    #[arg(long, value_delimiter = ',')]
+    sweep_fractions: Option<Vec<f64>>,
     /// Frames per sweep run (default: a quarter of --frames).
     #[arg(long)]
     sweep_frames: Option<usize>,
     /// Write the results here as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Append one JSON line per compared frame and strategy to this file:
+    /// every texture's and mesh's wanted, planned and resident level, bytes
+    /// and coverage, with the frame's PSNR and FLIP.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     /// Write PNG charts and the side-by-side picture into this folder.
     #[arg(long)]
     plots: Option<PathBuf>,
@@ -159,12 +168,14 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
             BudgetBasis::WorkingSet
         },
         sweep: match (args.sweep, args.budget_of.as_str()) {
+            _ if args.sweep_fractions.is_some() => args.sweep_fractions.clone().unwrap_or_default(),
             (false, _) => Vec::new(),
             (true, "full") => (1..=10).map(|i| i as f64 / 10.0).collect(),
             (true, _) => vec![0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5],
         },
         sweep_frames: args.sweep_frames,
         backends: backends(&args.backend)?,
+        trace: args.trace.clone(),
         ..Default::default()
     };
     let bar = ProgressBar::new(1);

@@ -1,0 +1,163 @@
+//! Memory claims checked by something other than mipstream's own ledger:
+//! wgpu-hal's texture-memory counter and the allocator report, on a device
+//! of this binary's own (no other test binary shares it, and each test here
+//! opens its own device, so the counters see only this test's resources).
+//!
+//! The Vulkan test always runs on Vulkan (lavapipe here), whatever
+//! `WGPU_BACKEND` says: the counter exists only there. The GL test checks
+//! that wgpu's GL backend has no such counter, which is why the benchmark
+//! reports `null` for it on GL.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::gpu::{self, memory};
+use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use mipstream::{Streamer, TextureFile, View};
+use std::time::Duration;
+
+fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
+    gpu::headless(Some(backends))
+        .unwrap_or_else(|e| panic!("this test needs {what}: {e} ({})", gpu::INSTALL_HINT))
+}
+
+/// Twenty Sponza textures on spheres along the view axis.
+fn scene(g: &gpu::HeadlessGpu, budget: u64) -> Streamer {
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(budget),
+            ..Default::default()
+        },
+    );
+    let dir = common::shared_data().join("sponza-textures");
+    for (i, path) in common::files_with(&dir, &[".ktx2"])
+        .into_iter()
+        .take(20)
+        .enumerate()
+    {
+        let t = s
+            .register_texture(TextureDesc::new(TextureFile::open_path(&path).unwrap()))
+            .unwrap();
+        let x = (i % 5) as f32 * 3.0 - 6.0;
+        let z = -4.0 - (i / 5) as f32 * 6.0;
+        s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
+            .unwrap();
+    }
+    s
+}
+
+fn view(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 1.0, z),
+        Vec3::new(0.0, 0.0, z - 10.0),
+        Vec3::Y,
+        1.0,
+        UVec2::new(1280, 720),
+        0.1,
+        1e4,
+    )
+}
+
+/// Textures the ledger says are alive: resident ones and the recycle pool.
+fn ledger_textures(s: &Streamer) -> u64 {
+    let t = s.report().totals;
+    t.color + t.normal + t.data + t.pool
+}
+
+fn counted(g: &gpu::HeadlessGpu) -> u64 {
+    memory::counters(&g.device).texture_memory.max(0) as u64
+}
+
+fn wait(g: &gpu::HeadlessGpu) {
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+}
+
+#[test]
+fn wgpus_texture_counter_agrees_with_the_ledger_on_vulkan() {
+    let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
+    assert!(!memory::is_gl(&g.device));
+    wait(&g);
+    let base = counted(&g);
+    let base_allocated = memory::allocator_summary(&g.device)
+        .expect("Vulkan has an allocator report")
+        .allocated;
+    let mut s = scene(&g, 48 << 20);
+    // fly in, so textures grow level by level, with a budget cut half way
+    let (mut worst_slack, mut most) = (0u64, 0u64);
+    for frame in 0..160 {
+        if frame == 120 {
+            s.set_budget(Budget::Bytes(12 << 20));
+        }
+        s.update(&[view(16.0 - frame as f32 * 0.1)]);
+        // time for the loader threads, as a frame would leave them
+        std::thread::sleep(Duration::from_millis(10));
+        s.check_invariants().unwrap();
+        // textures released this frame are freed once the GPU is done
+        wait(&g);
+        let ledger = ledger_textures(&s);
+        let wgpu = counted(&g) - base;
+        // the allocator rounds each texture up to its alignment: wgpu may
+        // count a little more, never less (measured on lavapipe: at most
+        // about 10 KB over 20 textures)
+        let live = s.texture_ids().len() as u64;
+        assert!(
+            wgpu >= ledger && wgpu - ledger <= live * 4096,
+            "frame {frame}: wgpu counts {wgpu} bytes of textures, the ledger {ledger} ({live} textures)"
+        );
+        worst_slack = worst_slack.max(wgpu - ledger);
+        most = most.max(ledger);
+        let allocated = memory::allocator_summary(&g.device).unwrap().allocated - base_allocated;
+        assert!(
+            allocated >= ledger,
+            "frame {frame}: the allocator has {allocated} bytes allocated, the ledger holds {ledger} in textures"
+        );
+    }
+    eprintln!("largest gap between wgpu's counter and the ledger: {worst_slack} bytes");
+    assert!(
+        most > 8 << 20,
+        "the fly-in should grow textures: at most {most} bytes held"
+    );
+}
+
+#[test]
+fn a_budget_cut_frees_what_the_ledger_says_on_vulkan() {
+    let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
+    let mut s = scene(&g, 64 << 20);
+    s.settle(&[view(2.0)], Duration::from_secs(120)).unwrap();
+    wait(&g);
+    let (ledger_before, wgpu_before) = (s.held_bytes(), counted(&g));
+    assert!(
+        ledger_before > 16 << 20,
+        "the near view holds {ledger_before}"
+    );
+    s.set_budget(Budget::Bytes(6 << 20));
+    s.update(&[view(2.0)]);
+    s.check_invariants().unwrap();
+    wait(&g);
+    let (ledger_after, wgpu_after) = (s.held_bytes(), counted(&g));
+    assert!(ledger_after <= 6 << 20);
+    let freed = ledger_before - ledger_after;
+    let dropped = wgpu_before.saturating_sub(wgpu_after);
+    eprintln!("the ledger freed {freed} bytes, wgpu's counter fell by {dropped}");
+    assert!(
+        dropped as f64 >= 0.9 * freed as f64,
+        "the ledger freed {freed} bytes but wgpu's counter fell by only {dropped}"
+    );
+}
+
+#[test]
+fn wgpus_gl_backend_counts_no_texture_memory() {
+    let g = open(wgpu::Backends::GL, "a GL adapter (llvmpipe)");
+    assert!(memory::is_gl(&g.device));
+    let mut s = scene(&g, 48 << 20);
+    s.settle(&[view(10.0)], Duration::from_secs(120)).unwrap();
+    assert!(s.held_bytes() > 1 << 20);
+    assert_eq!(
+        memory::counters(&g.device).texture_memory,
+        0,
+        "GL now counts texture memory: report it in the benchmark instead of null"
+    );
+    assert!(memory::allocator_summary(&g.device).is_none());
+}
