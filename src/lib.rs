@@ -45,6 +45,7 @@
 
 #[cfg(feature = "bench")]
 pub mod bench;
+mod blocks;
 pub mod container;
 #[cfg(feature = "cook")]
 pub mod cook;
@@ -53,6 +54,7 @@ pub mod fault;
 pub mod format;
 pub mod gpu;
 mod ids;
+pub mod kinds;
 pub mod mesh;
 pub mod plan;
 #[cfg(feature = "scene")]
@@ -72,10 +74,10 @@ pub mod worker;
 
 pub use container::{OpenError, TextureFile, TextureInfo};
 pub use format::TargetFormat;
+pub use kinds::{TextureClass, Tier};
 pub use plan::View;
 pub use source::{ByteSource, FileSource, MemorySource};
 pub use streamer::{
     Budget, MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc,
     TextureId,
 };
-pub use transcode::{TextureClass, Tier};

@@ -14,31 +14,11 @@
 //! CPU work and runs on loader threads ([`crate::worker`]), never on the render
 //! thread.
 
+use crate::blocks;
 use crate::container::{Channels, Payload, RawLevel, TextureFile, TextureInfo};
 use crate::format::{Expand, PlainFormat, TargetFormat};
+pub use crate::kinds::{TextureClass, Tier};
 use std::fmt;
-
-/// What a texture is used for: decides its target format and channel layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TextureClass {
-    /// Colour (albedo, emissive, UI): perceptual error matters.
-    #[default]
-    Color,
-    /// Tangent-space normal map: X and Y matter, Z is reconstructed.
-    Normal,
-    /// Other linear data (roughness, masks, heights).
-    Data,
-}
-
-/// Quality tier of a texture's resident data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Tier {
-    /// The best format the adapter offers (e.g. BC7, 8 bits per texel).
-    #[default]
-    Full,
-    /// A lower-bit format (e.g. BC1, 4 bits per texel), for memory pressure.
-    Compact,
-}
 
 /// How the channels of the uploaded texture should be read by a shader.
 ///
@@ -285,7 +265,7 @@ pub fn choose_targets(
             };
             let full = if missing.is_empty() && fits(f.gpu.block_dimensions()) {
                 Output::AsStored
-            } else if crate::decode::can_decode(&f) {
+            } else if blocks::can_decode(&f) {
                 Output::DecodeToRgba8
             } else {
                 return Err(TranscodeError::UnsupportedFormat {
@@ -406,7 +386,7 @@ pub fn transcode_level(
         (Output::AsStored, Payload::Plain(f)) => copy_plain(&f, raw, tight_row as usize, &mut img),
         (Output::DecodeToRgba8, Payload::Plain(f)) => {
             for i in 0..img.images {
-                let rgba = crate::decode::decode_plain_image(&f, raw, i).map_err(|reason| {
+                let rgba = blocks::decode_plain_image(&f, raw, i).map_err(|reason| {
                     TranscodeError::Corrupt {
                         name: info.name.clone(),
                         level: raw.level,

@@ -412,8 +412,8 @@ impl Planner {
 mod tests {
     use super::super::tests::{camera, texture};
     use super::*;
+    use crate::kinds::Tier;
     use crate::plan::{PlanTexture, Planner};
-    use crate::transcode::Tier;
 
     /// A mesh of 6 LODs halving from 64 KiB, errors doubling from 0.001.
     fn mesh() -> PlanMesh {

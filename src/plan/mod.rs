@@ -29,7 +29,7 @@ pub mod mesh;
 pub mod policy;
 pub mod view;
 
-use crate::transcode::Tier;
+use crate::kinds::Tier;
 use density::{Binding, Bounds, ObjectTerms, TextureNeedSum, ViewTerms};
 use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;

@@ -18,7 +18,7 @@
 
 use super::density::OFFSCREEN_LOD_BIAS;
 use super::{Limit, MeshPlan, MeshResident, Planner, ResidentState, TexturePlan};
-use crate::transcode::Tier;
+use crate::kinds::Tier;
 
 /// How each texture's (and mesh's) resident level is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -12,7 +12,7 @@ use super::{BelowReason, Entry, Streamer, TextureId};
 use crate::container::TextureInfo;
 use crate::gpu::residency::{AllocError, Shape};
 use crate::gpu::GpuTexture;
-use crate::transcode::Tier;
+use crate::kinds::Tier;
 
 /// A texture or a mesh to grow this frame.
 #[derive(Debug, Clone, Copy)]

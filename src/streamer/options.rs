@@ -1,9 +1,9 @@
 //! Streamer options and registration descriptors.
 
 use crate::ids::{MeshId, TextureId};
+use crate::kinds::TextureClass;
 use crate::mesh::MeshFile;
 use crate::plan::PlannerOptions;
-use crate::transcode::TextureClass;
 use crate::TextureFile;
 use glam::Vec3;
 

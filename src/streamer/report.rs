@@ -3,7 +3,7 @@
 
 use crate::gpu::memory::{human_bytes, AllocatorSummary, DriverBudget, GpuCounters};
 use crate::ids::{MeshId, TextureId};
-use crate::transcode::{TextureClass, Tier};
+use crate::kinds::{TextureClass, Tier};
 use std::fmt;
 use std::time::Duration;
 

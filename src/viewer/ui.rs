@@ -3,8 +3,8 @@
 
 use super::{Mode, Sample, SortKey, Viewer, MIB};
 use crate::gpu::memory::human_bytes;
+use crate::kinds::Tier;
 use crate::streamer::{ResidencyState, TextureReport};
-use crate::transcode::Tier;
 use egui::{Color32, RichText};
 use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
 
@@ -492,7 +492,7 @@ fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcode::TextureClass;
+    use crate::kinds::TextureClass;
 
     fn row(label: &str, bytes: u64, wanted: u32, resident: u32) -> TextureReport {
         TextureReport {
