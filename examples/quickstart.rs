@@ -12,7 +12,7 @@
 
 use mipstream::gpu::{self, upload_levels, valid_base_level};
 use mipstream::transcode::{choose_targets, LevelImage, TextureClass, TranscodeOptions};
-use mipstream::worker::{LoadRequest, Loader};
+use mipstream::worker::{LoadKey, LoadRequest, Loader};
 use mipstream::{MemorySource, TextureFile};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(0);
     let mut loader = Loader::new(2);
     let request = |level: u32| LoadRequest {
-        key: 0,
+        key: LoadKey::Other(0),
         file: file.clone(),
         level,
         options: TranscodeOptions::new(choice.full, choice.srgb),

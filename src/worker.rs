@@ -16,6 +16,7 @@
 
 use crate::container::{LevelError, TextureFile};
 use crate::fault::{FaultKind, Faults};
+use crate::kinds::Tier;
 use crate::mesh::{MeshError, MeshFile, MeshLod};
 use crate::transcode::{self, LevelImage, Output, TranscodeError, TranscodeOptions};
 use std::collections::{BinaryHeap, HashSet};
@@ -25,11 +26,40 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// Whose load a request is: results carry it back and [`Loader::cancel`]
+/// names requests by it and their level. Texture and mesh keys hold the
+/// slot and generation of the id they load for, so a result for a removed
+/// and reused slot is recognised as stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadKey {
+    /// A registered texture's levels in one tier.
+    Texture {
+        /// The texture's slot.
+        slot: u32,
+        /// The slot's generation when the id was issued.
+        generation: u32,
+        /// The tier the levels are transcoded to.
+        tier: Tier,
+    },
+    /// The always-resident tail read while registering (a number of its own
+    /// per registration, so an earlier failed one's results are not taken).
+    Tail(u64),
+    /// A registered mesh's LODs.
+    Mesh {
+        /// The mesh's slot.
+        slot: u32,
+        /// The slot's generation when the id was issued.
+        generation: u32,
+    },
+    /// Any other caller's own number (tools, tests).
+    Other(u64),
+}
+
 /// One level to read and transcode.
 #[derive(Debug, Clone)]
 pub struct LoadRequest {
-    /// The caller's key for this request (e.g. a texture id); results carry it back.
-    pub key: u64,
+    /// Whose request this is (e.g. a texture's); results carry it back.
+    pub key: LoadKey,
     /// The file to read.
     pub file: TextureFile,
     /// The level to read.
@@ -73,9 +103,9 @@ pub enum LoadError {
 /// One mesh LOD to read (vertices and indices, checked).
 #[derive(Debug, Clone)]
 pub struct MeshLoadRequest {
-    /// The caller's key; results carry it back. Shares the cancel namespace
-    /// with texture keys: `(key, lod)` is what [`Loader::cancel`] takes.
-    pub key: u64,
+    /// Whose request this is; results carry it back. `(key, lod)` is what
+    /// [`Loader::cancel`] takes.
+    pub key: LoadKey,
     /// The file to read.
     pub file: MeshFile,
     /// The LOD to read.
@@ -88,7 +118,7 @@ pub struct MeshLoadRequest {
 #[derive(Debug)]
 pub struct MeshLoadResult {
     /// The request's key.
-    pub key: u64,
+    pub key: LoadKey,
     /// The request's LOD.
     pub lod: u32,
     /// The vertices and indices, or why there are none.
@@ -120,7 +150,7 @@ pub enum MeshLoadError {
 #[derive(Debug)]
 pub struct LoadResult {
     /// The request's key.
-    pub key: u64,
+    pub key: LoadKey,
     /// The request's level.
     pub level: u32,
     /// The output that was asked for.
@@ -144,7 +174,7 @@ impl Job {
         }
     }
 
-    fn id(&self) -> (u64, u32) {
+    fn id(&self) -> (LoadKey, u32) {
         match self {
             Job::Level(r) => (r.key, r.level),
             Job::Mesh(r) => (r.key, r.lod),
@@ -185,7 +215,7 @@ impl Ord for Queued {
 #[derive(Default)]
 struct State {
     queue: BinaryHeap<Queued>,
-    cancelled: HashSet<(u64, u32)>,
+    cancelled: HashSet<(LoadKey, u32)>,
     seq: u64,
     busy: usize,
     /// Cancelled requests dropped by workers since the last drain.
@@ -291,7 +321,7 @@ impl Loader {
 
     /// Cancels queued requests for `(key, level)`; one already running finishes
     /// and its result is discarded.
-    pub fn cancel(&mut self, key: u64, level: u32) {
+    pub fn cancel(&mut self, key: LoadKey, level: u32) {
         self.shared.lock().cancelled.insert((key, level));
     }
 

@@ -3,7 +3,7 @@
 mod common;
 
 use mipstream::transcode::{Output, TranscodeOptions};
-use mipstream::worker::{LoadError, LoadRequest, Loader};
+use mipstream::worker::{LoadError, LoadKey, LoadRequest, Loader};
 use mipstream::{TargetFormat, TextureFile};
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ fn sponza() -> TextureFile {
 
 fn request(file: &TextureFile, key: u64, level: u32, priority: f32) -> LoadRequest {
     LoadRequest {
-        key,
+        key: LoadKey::Other(key),
         file: file.clone(),
         level,
         options: TranscodeOptions::new(Output::Transcode(TargetFormat::Bc7), true)
@@ -43,8 +43,12 @@ fn results_come_back_highest_priority_first_with_staging_rows() {
         loader.submit(request(&file, key, 4, prio));
     }
     let done = wait_all(&mut loader);
-    let order: Vec<u64> = done.iter().map(|r| r.key).filter(|k| *k != 100).collect();
-    assert_eq!(order, vec![4, 2, 3, 1]);
+    let order: Vec<LoadKey> = done
+        .iter()
+        .map(|r| r.key)
+        .filter(|k| *k != LoadKey::Other(100))
+        .collect();
+    assert_eq!(order, [4, 2, 3, 1].map(LoadKey::Other));
     for r in &done {
         let img = r.result.as_ref().unwrap();
         assert_eq!(img.bytes_per_row % wgpu::COPY_BYTES_PER_ROW_ALIGNMENT, 0);
@@ -61,11 +65,11 @@ fn cancelled_requests_are_not_delivered() {
         loader.submit(request(&file, 2, level, 1.0));
     }
     for level in 1..8 {
-        loader.cancel(2, level);
+        loader.cancel(LoadKey::Other(2), level);
     }
     let done = wait_all(&mut loader);
     assert!(
-        done.iter().all(|r| r.key == 1),
+        done.iter().all(|r| r.key == LoadKey::Other(1)),
         "a cancelled request was delivered"
     );
     assert_eq!(done.len(), 1);
@@ -94,7 +98,7 @@ fn a_file_truncated_after_opening_reports_an_error_and_the_rest_streams_on() {
     loader.submit(request(&good, 2, 0, 1.0));
     loader.submit(request(&broken, 3, 10, 1.0)); // smallest level: still in the file
     let done = wait_all(&mut loader);
-    let by_key = |k| done.iter().find(|r| r.key == k).unwrap();
+    let by_key = |k| done.iter().find(|r| r.key == LoadKey::Other(k)).unwrap();
     match &by_key(1).result {
         Err(LoadError::Level(e)) => assert!(e.to_string().contains("t.ktx2"), "{e}"),
         other => panic!("expected a read error, got {other:?}"),

@@ -17,7 +17,7 @@ use crate::mesh::{LodInfo, MeshFile, MeshLod, VERTEX_STRIDE};
 use crate::plan::{MeshPlan, MeshResident, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
 use crate::streamer::MeshDesc;
-use crate::worker::{MeshLoadError, MeshLoadRequest, MeshLoadResult};
+use crate::worker::{LoadKey, MeshLoadError, MeshLoadRequest, MeshLoadResult};
 
 /// One registered mesh.
 #[derive(Debug)]
@@ -64,11 +64,12 @@ fn gpu_bytes(l: &LodInfo) -> u64 {
     (l.vertex_count as u64 * VERTEX_STRIDE as u64).max(4) + (l.index_count as u64 * 4).max(4)
 }
 
-/// The bit marking mesh load keys (texture keys have slots below 2^30).
-const MESH_KEY: u64 = 1 << 62;
-
-fn mesh_key(id: MeshId) -> u64 {
-    MESH_KEY | ((id.index() as u64) << 32) | id.generation() as u64
+/// The loader key of a mesh's LOD loads.
+fn mesh_key(id: MeshId) -> LoadKey {
+    LoadKey::Mesh {
+        slot: id.index() as u32,
+        generation: id.generation(),
+    }
 }
 
 /// A mesh's state in brief.
@@ -345,13 +346,12 @@ impl Streamer {
         }
     }
 
-    fn decode_mesh_key(&self, key: u64) -> Option<MeshId> {
-        if key & MESH_KEY == 0 || key & super::TAIL_KEY != 0 {
+    fn decode_mesh_key(&self, key: LoadKey) -> Option<MeshId> {
+        let LoadKey::Mesh { slot, generation } = key else {
             return None;
-        }
-        let slot = ((key >> 32) & 0x3fff_ffff) as usize;
-        let id: MeshId = self.meshes.id_at(slot)?;
-        (mesh_key(id) == key).then_some(id)
+        };
+        let id: MeshId = self.meshes.id_at(slot as usize)?;
+        (id.generation() == generation).then_some(id)
     }
 
     /// Submits the loads the plan needs: the planned LOD when it is finer

@@ -81,7 +81,7 @@ use crate::transcode::{
     self, ChannelLayout, LevelImage, TargetChoice, TextureClass, Tier, TranscodeError,
     TranscodeOptions,
 };
-use crate::worker::{LoadError, LoadRequest, Loader};
+use crate::worker::{LoadError, LoadKey, LoadRequest, Loader};
 use crate::TextureFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -520,7 +520,7 @@ impl Streamer {
         // a key of its own per registration: results of an earlier failed
         // registration still in flight must not be taken for this one's
         self.tail_loads += 1;
-        let key = TAIL_KEY | self.tail_loads;
+        let key = LoadKey::Tail(self.tail_loads);
         for level in levels.clone() {
             self.loader.submit(LoadRequest {
                 key,
@@ -957,18 +957,17 @@ impl Streamer {
         }
     }
 
-    fn decode_key(&self, key: u64) -> Option<(TextureId, Tier)> {
-        if key & TAIL_KEY != 0 {
+    fn decode_key(&self, key: LoadKey) -> Option<(TextureId, Tier)> {
+        let LoadKey::Texture {
+            slot,
+            generation,
+            tier,
+        } = key
+        else {
             return None;
-        }
-        let slot = (key >> 32) as usize;
-        let tier = if key & 1 == 1 {
-            Tier::Compact
-        } else {
-            Tier::Full
         };
-        let id: TextureId = self.textures.id_at(slot)?;
-        (load_key(id, tier) == key).then_some((id, tier))
+        let id: TextureId = self.textures.id_at(slot as usize)?;
+        (id.generation() == generation).then_some((id, tier))
     }
 
     fn request_loads(&mut self) {
@@ -1277,17 +1276,15 @@ fn below_reason(
     Some(BelowReason::UploadCap)
 }
 
-/// The loader key of a texture's loads in a tier: slot, generation and tier.
-/// The bit that marks a tail load made while registering (slot indices stay
-/// below 2^31, so texture load keys never have it).
-const TAIL_KEY: u64 = 1 << 63;
-
 /// Frames the headroom stays raised before it may drop (about 10 s at 60
 /// fps): plans do not flip back and forth.
 const STICKY_FRAMES: u64 = 600;
 
-fn load_key(id: TextureId, tier: Tier) -> u64 {
-    ((id.index() as u64) << 32)
-        | ((id.generation() as u64 & 0x7fff_ffff) << 1)
-        | (tier == Tier::Compact) as u64
+/// The loader key of a texture's loads in a tier.
+fn load_key(id: TextureId, tier: Tier) -> LoadKey {
+    LoadKey::Texture {
+        slot: id.index() as u32,
+        generation: id.generation(),
+        tier,
+    }
 }
