@@ -6,13 +6,14 @@
 //! what to install when no adapter exists. [`upload`] turns transcoded levels
 //! into a `wgpu::Texture` holding any contiguous range of mips.
 
+pub mod books;
 pub mod memory;
 pub mod readback;
-pub mod residency;
+pub mod store;
 pub mod upload;
 
 pub use readback::{read_rgba8, ReadbackError};
-pub use residency::GpuMesh;
+pub use store::{AllocError, GpuMesh, GpuStore};
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

@@ -9,8 +9,7 @@
 //! everything already held, or the texture waits and reports why.
 
 use super::{BelowReason, Entry, Streamer, TextureId};
-use crate::container::TextureInfo;
-use crate::gpu::residency::{AllocError, Shape};
+use crate::gpu::AllocError;
 use crate::gpu::GpuTexture;
 use crate::kinds::Tier;
 
@@ -45,41 +44,10 @@ impl UploadRoom {
     }
 }
 
-/// A GPU texture holding levels `first..` of a file, with its view.
-pub(super) fn gpu_texture(
-    texture: wgpu::Texture,
-    info: &TextureInfo,
-    first: u32,
-    shape: Shape,
-    label: &str,
-) -> GpuTexture {
-    let dimension = crate::gpu::upload::view_dimension(info);
-    let view = texture.create_view(&wgpu::TextureViewDescriptor {
-        label: Some(label),
-        dimension: Some(dimension),
-        ..Default::default()
-    });
-    GpuTexture {
-        texture,
-        view,
-        view_dimension: dimension,
-        first_level: first,
-        level_count: shape.mips,
-        format: shape.format,
-        bytes: shape.bytes(),
-    }
-}
-
 impl Streamer {
     pub(super) fn apply(&mut self) {
         let plan = self.planner.last_plan().textures.clone();
         let ids = self.texture_ids();
-        let mut enc = self
-            .gpu
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("mipstream apply"),
-            });
         let mut work = false;
         let mut room = UploadRoom {
             bytes: self.options.upload_bytes_per_frame,
@@ -92,7 +60,7 @@ impl Streamer {
             e.held_back = None;
             let first = e.resident.first_level;
             if p.tier == e.tier && p.target > first {
-                work |= self.shrink(&mut enc, id, p.target, &mut room);
+                work |= self.shrink(id, p.target, &mut room);
             } else if p.tier != e.tier {
                 // a tier switch frees nothing until the new tier has loaded:
                 // shrink in the current tier to what the plan budgets for now
@@ -100,7 +68,7 @@ impl Streamer {
                 let fits =
                     (first..=e.plan.tail_level).find(|&l| e.plan.bytes(l, e.tier) <= planned);
                 if let Some(level) = fits.filter(|&l| l > first) {
-                    work |= self.shrink(&mut enc, id, level, &mut room);
+                    work |= self.shrink(id, level, &mut room);
                 }
             }
         }
@@ -136,25 +104,19 @@ impl Streamer {
             let p = plan[id.index()];
             let tier = self.textures.get(id).expect("live id").tier;
             work |= if p.tier != tier {
-                self.rebuild(&mut enc, id, p.target, p.tier, &mut room)
+                self.rebuild(id, p.target, p.tier, &mut room)
             } else {
-                self.grow(&mut enc, id, p.target, &mut room)
+                self.grow(id, p.target, &mut room)
             };
         }
         if work || self.gpu.has_unsubmitted() {
-            self.gpu.submit(enc);
+            self.gpu.submit();
         }
     }
 
     /// Replaces a texture's resident levels with `[target..)`: copied GPU-side,
     /// or re-uploaded from the CPU copies where the backend cannot copy.
-    fn shrink(
-        &mut self,
-        enc: &mut wgpu::CommandEncoder,
-        id: TextureId,
-        target: u32,
-        room: &mut UploadRoom,
-    ) -> bool {
+    fn shrink(&mut self, id: TextureId, target: u32, room: &mut UploadRoom) -> bool {
         let e = self.textures.get(id).expect("live id");
         let (old_first, tier) = (e.resident.first_level, e.tier);
         let shape = e.shape(target, tier);
@@ -168,7 +130,8 @@ impl Streamer {
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             return false; // not forced by the budget: wait for upload room
         }
-        let texture = match self.gpu.create(&label, shape) {
+        let dim = crate::gpu::upload::view_dimension(e.file.info());
+        let texture = match self.gpu.create_texture(&label, shape, target, dim) {
             Ok(t) => t,
             Err(err) => {
                 self.alloc_failed(err);
@@ -179,11 +142,11 @@ impl Streamer {
         if e.shadow.is_some() {
             let uploads: Vec<_> = kept
                 .iter()
-                .map(|l| (&texture, l.level - target, l))
+                .map(|l| (&texture.texture, l.level - target, l))
                 .collect();
-            if let Err(err) = self.gpu.stage(enc, &uploads, &label) {
+            if let Err(err) = self.gpu.stage(&uploads, &label) {
                 drop(uploads);
-                self.gpu.release(texture, shape);
+                self.gpu.release(texture);
                 self.alloc_failed(err);
                 return false;
             }
@@ -191,17 +154,16 @@ impl Streamer {
             self.stats.upload_bytes += reupload;
             self.stats.uploads += kept.len() as u32;
         } else {
+            let e = self.textures.get(id).expect("live id");
             self.gpu.copy_mips(
-                enc,
                 &e.resident,
                 target - old_first,
-                &texture,
+                &texture.texture,
                 0,
                 shape.mips,
             );
         }
-        let info = e.file.info().clone();
-        self.swap(id, gpu_texture(texture, &info, target, shape, &label), tier);
+        self.swap(id, texture, tier);
         if let Some(shadow) = &mut self.textures.get_mut(id).expect("live id").shadow {
             shadow.retain(|l, _| *l >= target);
         }
@@ -210,13 +172,7 @@ impl Streamer {
     }
 
     /// Grows a texture by its arrived levels next to its finest resident one.
-    fn grow(
-        &mut self,
-        enc: &mut wgpu::CommandEncoder,
-        id: TextureId,
-        target: u32,
-        room: &mut UploadRoom,
-    ) -> bool {
+    fn grow(&mut self, id: TextureId, target: u32, room: &mut UploadRoom) -> bool {
         let e = self.textures.get_mut(id).expect("live id");
         let first = e.resident.first_level;
         // without GPU copies the kept levels are uploaded again with the new ones
@@ -242,19 +198,12 @@ impl Streamer {
         }
         let tier = e.tier;
         let levels: Vec<_> = (take..first).filter_map(|l| e.pending.remove(&l)).collect();
-        self.build(enc, id, take, tier, levels, room, true)
+        self.build(id, take, tier, levels, room, true)
     }
 
     /// Rebuilds a texture in another tier from the new tier's arrived levels
     /// (from its tail up, as far towards `target` as this frame allows).
-    fn rebuild(
-        &mut self,
-        enc: &mut wgpu::CommandEncoder,
-        id: TextureId,
-        target: u32,
-        tier: Tier,
-        room: &mut UploadRoom,
-    ) -> bool {
+    fn rebuild(&mut self, id: TextureId, target: u32, tier: Tier, room: &mut UploadRoom) -> bool {
         let e = self.textures.get_mut(id).expect("live id");
         if e.pending_tier != tier {
             return false;
@@ -277,7 +226,7 @@ impl Streamer {
             return false; // the new tier's tail has not arrived (or does not fit) yet
         }
         let levels: Vec<_> = (take..n).filter_map(|l| e.pending.remove(&l)).collect();
-        self.build(enc, id, take, tier, levels, room, false)
+        self.build(id, take, tier, levels, room, false)
     }
 
     /// Creates the texture for levels `first..` in `tier`, fills it from the old
@@ -285,7 +234,6 @@ impl Streamer {
     #[allow(clippy::too_many_arguments)]
     fn build(
         &mut self,
-        enc: &mut wgpu::CommandEncoder,
         id: TextureId,
         first: u32,
         tier: Tier,
@@ -313,7 +261,8 @@ impl Streamer {
             return false;
         }
         let label = format!("mipstream {} levels {first}..{}", e.label, e.levels());
-        let texture = match self.gpu.create(&label, shape) {
+        let dim = crate::gpu::upload::view_dimension(e.file.info());
+        let texture = match self.gpu.create_texture(&label, shape, first, dim) {
             Ok(t) => t,
             Err(err) => {
                 self.alloc_failed(err);
@@ -328,23 +277,19 @@ impl Streamer {
         };
         if keep_old && e.shadow.is_none() {
             let old = &e.resident;
-            self.gpu.copy_mips(
-                enc,
-                old,
-                0,
-                &texture,
-                old.first_level - first,
-                old.level_count,
-            );
+            let (first_old, count) = (old.first_level, old.level_count);
+            let e = self.textures.get(id).expect("live id");
+            self.gpu
+                .copy_mips(&e.resident, 0, &texture.texture, first_old - first, count);
         }
         let uploads: Vec<_> = levels
             .iter()
             .chain(&kept)
-            .map(|l| (&texture, l.level - first, l))
+            .map(|l| (&texture.texture, l.level - first, l))
             .collect();
-        if let Err(err) = self.gpu.stage(enc, &uploads, &label) {
+        if let Err(err) = self.gpu.stage(&uploads, &label) {
             drop(uploads);
-            self.gpu.release(texture, shape);
+            self.gpu.release(texture);
             self.alloc_failed(err);
             put_back(self.textures.get_mut(id).expect("live id"), levels);
             return false;
@@ -358,8 +303,7 @@ impl Streamer {
         self.stats.upload_bytes += upload_bytes + kept_bytes;
         self.stats.uploads += (levels.len() + kept.len()) as u32;
         self.stats.grown += 1;
-        let info = e.file.info().clone();
-        self.swap(id, gpu_texture(texture, &info, first, shape, &label), tier);
+        self.swap(id, texture, tier);
         let e = self.textures.get_mut(id).expect("live id");
         if let Some(shadow) = &mut e.shadow {
             if !keep_old {
@@ -374,12 +318,11 @@ impl Streamer {
     fn swap(&mut self, id: TextureId, new: GpuTexture, tier: Tier) {
         let frame = self.frame;
         let e = self.textures.get_mut(id).expect("live id");
-        let old_shape = e.shape(e.resident.first_level, e.tier);
         let old = std::mem::replace(&mut e.resident, new);
         e.tier = tier;
         e.since_frame = frame;
         e.generation += 1;
-        self.gpu.release(old.texture, old_shape);
+        self.gpu.release(old);
         self.changed.push(id);
         self.stats.rebinds += 1;
     }

@@ -59,7 +59,7 @@ impl MeshEntry {
     }
 }
 
-/// Bytes `Residency::create_mesh` allocates for a LOD.
+/// Bytes `GpuStore::create_mesh` allocates for a LOD.
 fn gpu_bytes(l: &LodInfo) -> u64 {
     (l.vertex_count as u64 * VERTEX_STRIDE as u64).max(4) + (l.index_count as u64 * 4).max(4)
 }
@@ -597,13 +597,7 @@ impl Streamer {
     /// Submits uploads recorded outside `apply` (registration).
     pub(super) fn submit_uploads(&mut self) {
         if self.gpu.has_unsubmitted() {
-            let enc = self
-                .gpu
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("mipstream mesh uploads"),
-                });
-            self.gpu.submit(enc);
+            self.gpu.submit();
         }
     }
 }

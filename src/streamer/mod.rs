@@ -73,7 +73,7 @@ pub use report::{
 
 use crate::container::{mip_extent, OpenError};
 use crate::gpu::memory::{self, DriverBudget};
-use crate::gpu::residency::{AllocError, Residency, Shape};
+use crate::gpu::store::{AllocError, GpuStore, Shape};
 use crate::gpu::GpuTexture;
 use crate::ids::Slots;
 use crate::plan::{PlanTexture, Planner, PlannerOptions, ResidentState, View};
@@ -221,7 +221,7 @@ struct ObjectEntry {
 #[derive(Debug)]
 pub struct Streamer {
     options: StreamerOptions,
-    gpu: Residency,
+    gpu: GpuStore,
     planner: Planner,
     loader: Loader,
     textures: Slots<Entry>,
@@ -261,7 +261,7 @@ impl Streamer {
     ) -> Self {
         let driver = memory::driver_budget(device);
         let mut s = Self {
-            gpu: Residency::new(device.clone(), queue.clone(), 0),
+            gpu: GpuStore::new(device.clone(), queue.clone(), 0),
             planner: Planner::new(options.planner.clone()),
             loader: Loader::new(options.workers),
             options,
@@ -456,22 +456,20 @@ impl Streamer {
             layers: info.images_per_level(),
         };
         let gpu_label = format!("mipstream {label} levels {tail}..{levels}");
-        let texture = self.gpu.create(&gpu_label, shape_tail)?;
-        let mut enc = self
-            .gpu
-            .device()
-            .create_command_encoder(&Default::default());
+        let dim = crate::gpu::upload::view_dimension(&info);
+        let resident = self.gpu.create_texture(&gpu_label, shape_tail, tail, dim)?;
         let uploads: Vec<_> = tail_levels
             .iter()
             .enumerate()
-            .map(|(i, l)| (&texture, i as u32, l))
+            .map(|(i, l)| (&resident.texture, i as u32, l))
             .collect();
-        if let Err(e) = self.gpu.stage(&mut enc, &uploads, &gpu_label) {
-            self.gpu.release(texture, shape_tail);
+        if let Err(e) = self.gpu.stage(&uploads, &gpu_label) {
+            drop(uploads);
+            self.gpu.release(resident);
             return Err(e.into());
         }
-        self.gpu.submit(enc);
-        let resident = apply::gpu_texture(texture, &info, tail, shape_tail, &gpu_label);
+        drop(uploads);
+        self.gpu.submit();
         let compressed = formats.iter().any(|f| f.block_dimensions() != (1, 1));
         let shadow = (!self.gpu_copies && compressed)
             .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
@@ -567,8 +565,7 @@ impl Streamer {
             .textures
             .remove(id)
             .ok_or(StreamerError::StaleTexture(id))?;
-        let shape = e.shape(e.resident.first_level, e.tier);
-        self.gpu.release(e.resident.texture, shape);
+        self.gpu.release(e.resident);
         for level in e.requested {
             self.loader.cancel(load_key(id, e.pending_tier), level);
         }

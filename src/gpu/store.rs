@@ -1,5 +1,5 @@
-//! GPU residency: creating, recycling and filling the textures that hold a
-//! texture's resident mips.
+//! The GPU store: the one place the streamer's resources are made, filled,
+//! copied and given back ([`GpuStore`]), and their bytes counted.
 //!
 //! A texture's resident levels `[k..n)` live in one `wgpu::Texture` whose mip 0
 //! is level `k`. Changing `k` means a new texture: the mips both keep are copied
@@ -15,10 +15,12 @@
 //! as [`AllocError`] instead of panicking. A test hook can make the next
 //! allocations fail as if the GPU were out of memory.
 
+pub use super::books::Shape;
+use super::books::{Books, Pool};
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
 use crate::mesh::MeshLod;
-use crate::transcode::{gpu_level_bytes, LevelImage};
+use crate::transcode::LevelImage;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -35,37 +37,6 @@ pub struct GpuMesh {
     pub index_count: u32,
     /// Bytes of both buffers.
     pub bytes: u64,
-}
-
-/// Everything that makes two textures interchangeable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Shape {
-    /// Texel format.
-    pub format: wgpu::TextureFormat,
-    /// Width of mip 0.
-    pub width: u32,
-    /// Height of mip 0.
-    pub height: u32,
-    /// Mip levels.
-    pub mips: u32,
-    /// Array layers (faces of cubes included).
-    pub layers: u32,
-}
-
-impl Shape {
-    /// Bytes of texel data a texture of this shape holds.
-    pub fn bytes(&self) -> u64 {
-        (0..self.mips)
-            .map(|m| {
-                gpu_level_bytes(
-                    self.format,
-                    (self.width >> m).max(1),
-                    (self.height >> m).max(1),
-                )
-            })
-            .sum::<u64>()
-            * self.layers as u64
-    }
 }
 
 /// A failed GPU allocation.
@@ -90,23 +61,22 @@ pub enum AllocError {
     },
 }
 
+/// Creates, recycles, fills and copies the textures holding resident mips
+/// and the buffers holding mesh LODs; counts their bytes. The only core code
+/// that calls the `wgpu::Device` and `wgpu::Queue`.
+///
+/// Copies go into one encoder per frame, kept here and submitted by
+/// [`submit`](Self::submit); uploads go through `Queue::write_texture`.
 #[derive(Debug)]
-struct Pooled {
-    shape: Shape,
-    texture: wgpu::Texture,
-    ready: bool,
-}
-
-/// Creates, recycles and fills resident textures; tracks their bytes.
-#[derive(Debug)]
-pub struct Residency {
+pub struct GpuStore {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    /// Released textures with their shape; `ready` once the submission that
-    /// may still read them (copies recorded before the release) is submitted.
-    pool: Vec<Pooled>,
-    pool_bytes: u64,
-    pool_capacity: u64,
+    /// Released textures, reused by shape after the next submit.
+    pool: Pool<wgpu::Texture>,
+    /// The frame's copies, recorded by `copy_mips`, submitted by `submit`.
+    encoder: Option<wgpu::CommandEncoder>,
+    /// Filled by `stage` and `create_mesh`, emptied by the queue's
+    /// finished-work callbacks.
     staging_in_flight: Arc<AtomicU64>,
     /// Staging bytes recorded since the last submit.
     unsubmitted_staging: u64,
@@ -116,15 +86,14 @@ pub struct Residency {
     live_meshes: u64,
 }
 
-impl Residency {
-    /// Residency on `device`, with a recycle pool of at most `pool_capacity` bytes.
+impl GpuStore {
+    /// A store on `device`, with a recycle pool of at most `pool_capacity` bytes.
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, pool_capacity: u64) -> Self {
         Self {
             device,
             queue,
-            pool: Vec::new(),
-            pool_bytes: 0,
-            pool_capacity,
+            pool: Pool::new(pool_capacity),
+            encoder: None,
             staging_in_flight: Arc::new(AtomicU64::new(0)),
             unsubmitted_staging: 0,
             inject_oom: 0,
@@ -151,12 +120,7 @@ impl Residency {
 
     /// Bytes held in the recycle pool.
     pub fn pool_bytes(&self) -> u64 {
-        self.pool_bytes
-    }
-
-    /// Textures in the recycle pool.
-    pub fn pool_len(&self) -> usize {
-        self.pool.len()
+        self.pool.bytes()
     }
 
     /// Staging bytes submitted whose copies the GPU has not finished.
@@ -169,23 +133,29 @@ impl Residency {
         self.live_meshes
     }
 
-    /// Every byte of GPU memory mipstream holds through this residency.
+    /// Every byte of GPU memory mipstream holds through this store.
     pub fn accounted_bytes(&self) -> u64 {
-        self.live_textures + self.live_meshes + self.pool_bytes + self.staging_bytes()
+        self.live_textures + self.live_meshes + self.pool.bytes() + self.staging_bytes()
+    }
+
+    /// A copy of the books, to simulate decisions on.
+    pub fn books(&self) -> Books {
+        Books {
+            textures: self.live_textures,
+            meshes: self.live_meshes,
+            staging: self.staging_bytes(),
+            pool: self.pool.books(),
+        }
     }
 
     /// Changes the pool capacity, releasing pooled textures beyond it.
     pub fn set_pool_capacity(&mut self, bytes: u64) {
-        self.pool_capacity = bytes;
-        self.trim_pool(bytes);
+        self.pool.set_capacity(bytes);
     }
 
     /// Releases pooled textures until the pool holds at most `bytes`.
     pub fn trim_pool(&mut self, bytes: u64) {
-        while self.pool_bytes > bytes {
-            let dropped = self.pool.remove(0);
-            self.pool_bytes -= dropped.shape.bytes();
-        }
+        self.pool.trim(bytes);
     }
 
     /// Makes the next `count` allocations fail as out-of-memory (a test hook
@@ -210,8 +180,34 @@ impl Residency {
             .is_some_and(|f| f.roll(FaultKind::OutOfMemory))
     }
 
+    /// A texture holding file levels `first..` in `shape`, with a view of
+    /// `dimension` over every mip: from the pool when one matches, else new.
+    pub fn create_texture(
+        &mut self,
+        label: &str,
+        shape: Shape,
+        first: u32,
+        dimension: wgpu::TextureViewDimension,
+    ) -> Result<GpuTexture, AllocError> {
+        let texture = self.create(label, shape)?;
+        let view = texture.create_view(&wgpu::TextureViewDescriptor {
+            label: Some(label),
+            dimension: Some(dimension),
+            ..Default::default()
+        });
+        Ok(GpuTexture {
+            texture,
+            view,
+            view_dimension: dimension,
+            first_level: first,
+            level_count: shape.mips,
+            format: shape.format,
+            bytes: shape.bytes(),
+        })
+    }
+
     /// A texture of `shape`: from the pool when one matches, else new.
-    pub fn create(&mut self, label: &str, shape: Shape) -> Result<wgpu::Texture, AllocError> {
+    fn create(&mut self, label: &str, shape: Shape) -> Result<wgpu::Texture, AllocError> {
         let bytes = shape.bytes();
         if self.injected_oom() {
             return Err(AllocError::OutOfMemory {
@@ -219,15 +215,9 @@ impl Residency {
                 bytes,
             });
         }
-        // Only textures released before the last submit: one released this
-        // frame may be the source of a copy recorded in the unsubmitted
-        // encoder, and `write_texture` into it would run before that copy
-        // and hand the new contents to the texture being built from it.
-        if let Some(i) = self.pool.iter().position(|p| p.ready && p.shape == shape) {
-            let p = self.pool.remove(i);
-            self.pool_bytes -= bytes;
+        if let Some(texture) = self.pool.take(shape) {
             self.live_textures += bytes;
-            return Ok(p.texture);
+            return Ok(texture);
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -335,32 +325,31 @@ impl Residency {
         self.live_meshes = self.live_meshes.saturating_sub(mesh.bytes);
     }
 
-    /// Whether recorded uploads wait for a [`submit`](Self::submit).
+    /// Whether recorded copies or uploads wait for a [`submit`](Self::submit).
     pub fn has_unsubmitted(&self) -> bool {
-        self.unsubmitted_staging > 0
+        self.unsubmitted_staging > 0 || self.encoder.is_some()
     }
 
     /// Gives a texture back: into the pool if it fits, else dropped (wgpu frees
     /// it when the GPU is done with it).
-    pub fn release(&mut self, texture: wgpu::Texture, shape: Shape) {
-        let bytes = shape.bytes();
-        self.live_textures = self.live_textures.saturating_sub(bytes);
-        if bytes <= self.pool_capacity {
-            self.trim_pool(self.pool_capacity - bytes);
-            self.pool.push(Pooled {
-                shape,
-                texture,
-                ready: false,
-            });
-            self.pool_bytes += bytes;
-        }
+    pub fn release(&mut self, texture: GpuTexture) {
+        let t = texture.texture;
+        let shape = Shape {
+            format: t.format(),
+            width: t.width(),
+            height: t.height(),
+            mips: t.mip_level_count(),
+            layers: t.depth_or_array_layers(),
+        };
+        self.live_textures = self.live_textures.saturating_sub(shape.bytes());
+        self.pool.put(shape, t);
     }
 
     /// Records copies of `count` mips of `from` (starting at its mip
-    /// `from_mip`) into `to` (starting at its mip `to_mip`).
+    /// `from_mip`) into `to` (starting at its mip `to_mip`), in the frame's
+    /// encoder.
     pub fn copy_mips(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
+        &mut self,
         from: &GpuTexture,
         from_mip: u32,
         to: &wgpu::Texture,
@@ -368,6 +357,12 @@ impl Residency {
         count: u32,
     ) {
         let (bw, bh) = from.format.block_dimensions();
+        let device = &self.device;
+        let encoder = self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("mipstream copies"),
+            })
+        });
         for m in 0..count {
             let w = (from.texture.width() >> (from_mip + m)).max(1);
             let h = (from.texture.height() >> (from_mip + m)).max(1);
@@ -404,7 +399,6 @@ impl Residency {
     /// formats; `write_texture` takes tight or padded rows on every backend.)
     pub fn stage(
         &mut self,
-        _encoder: &mut wgpu::CommandEncoder,
         uploads: &[(&wgpu::Texture, u32, &LevelImage)],
         label: &str,
     ) -> Result<u64, AllocError> {
@@ -452,13 +446,17 @@ impl Residency {
         Ok(size)
     }
 
-    /// Submits recorded work; staging it used is released once the GPU has
-    /// finished it.
-    pub fn submit(&mut self, encoder: wgpu::CommandEncoder) {
+    /// Submits the frame's copies and uploads; staging they used is released
+    /// once the GPU has finished them.
+    pub fn submit(&mut self) {
+        let encoder = self.encoder.take().unwrap_or_else(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("mipstream uploads"),
+                })
+        });
         self.queue.submit([encoder.finish()]);
-        for p in &mut self.pool {
-            p.ready = true;
-        }
+        self.pool.mark_ready();
         let size = std::mem::take(&mut self.unsubmitted_staging);
         if size > 0 {
             let counter = self.staging_in_flight.clone();

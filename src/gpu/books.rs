@@ -1,0 +1,249 @@
+//! The books of what mipstream holds on the GPU, with no GPU in them: bytes
+//! by kind and the recycle pool's order. [`super::GpuStore`] keeps the real
+//! ones beside its resources; the streamer's decisions (`streamer/work.rs`)
+//! run on a [`Books`] copy, applying exactly the arithmetic the store will,
+//! so a decision taken on the copy holds when the store carries it out.
+
+use crate::transcode::gpu_level_bytes;
+
+/// Everything that makes two textures interchangeable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    /// Texel format.
+    pub format: wgpu::TextureFormat,
+    /// Width of mip 0.
+    pub width: u32,
+    /// Height of mip 0.
+    pub height: u32,
+    /// Mip levels.
+    pub mips: u32,
+    /// Array layers (faces of cubes included).
+    pub layers: u32,
+}
+
+impl Shape {
+    /// Bytes of texel data a texture of this shape holds.
+    pub fn bytes(&self) -> u64 {
+        (0..self.mips)
+            .map(|m| {
+                gpu_level_bytes(
+                    self.format,
+                    (self.width >> m).max(1),
+                    (self.height >> m).max(1),
+                )
+            })
+            .sum::<u64>()
+            * self.layers as u64
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Pooled<T> {
+    shape: Shape,
+    item: T,
+    /// Released before the last submit: no copy recorded this frame reads it.
+    ready: bool,
+}
+
+/// The recycle pool: released textures kept, oldest first, up to a capacity,
+/// for a texture of the same shape to reuse. One released this frame is
+/// reused only after the frame's submit: the frame's encoder may still copy
+/// from it, and `write_texture` into it would run before those copies.
+#[derive(Debug, Clone)]
+pub struct Pool<T> {
+    entries: Vec<Pooled<T>>,
+    bytes: u64,
+    capacity: u64,
+}
+
+impl<T> Pool<T> {
+    /// An empty pool of `capacity` bytes.
+    pub fn new(capacity: u64) -> Self {
+        Self {
+            entries: Vec::new(),
+            bytes: 0,
+            capacity,
+        }
+    }
+
+    /// Bytes pooled.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Changes the capacity, dropping the oldest entries beyond it.
+    pub fn set_capacity(&mut self, bytes: u64) {
+        self.capacity = bytes;
+        self.trim(bytes);
+    }
+
+    /// Drops the oldest entries until the pool holds at most `bytes`.
+    pub fn trim(&mut self, bytes: u64) {
+        while self.bytes > bytes {
+            let dropped = self.entries.remove(0);
+            self.bytes -= dropped.shape.bytes();
+        }
+    }
+
+    /// A ready entry of `shape`, taken out of the pool.
+    pub fn take(&mut self, shape: Shape) -> Option<T> {
+        let i = self
+            .entries
+            .iter()
+            .position(|p| p.ready && p.shape == shape)?;
+        self.bytes -= shape.bytes();
+        Some(self.entries.remove(i).item)
+    }
+
+    /// Pools a released texture if it fits the capacity (making room by
+    /// dropping the oldest); otherwise it is dropped.
+    pub fn put(&mut self, shape: Shape, item: T) {
+        let bytes = shape.bytes();
+        if bytes <= self.capacity {
+            self.trim(self.capacity - bytes);
+            self.entries.push(Pooled {
+                shape,
+                item,
+                ready: false,
+            });
+            self.bytes += bytes;
+        }
+    }
+
+    /// Marks every entry reusable (after a submit).
+    pub fn mark_ready(&mut self) {
+        for p in &mut self.entries {
+            p.ready = true;
+        }
+    }
+
+    /// The same books without the items.
+    pub fn books(&self) -> Pool<()> {
+        Pool {
+            entries: self
+                .entries
+                .iter()
+                .map(|p| Pooled {
+                    shape: p.shape,
+                    item: (),
+                    ready: p.ready,
+                })
+                .collect(),
+            bytes: self.bytes,
+            capacity: self.capacity,
+        }
+    }
+}
+
+/// What mipstream holds, by kind: a copy of the store's books to simulate
+/// decisions on. Every method does to the bytes what the store's method of
+/// the same name does.
+#[derive(Debug, Clone)]
+pub struct Books {
+    /// Bytes of resident textures handed out.
+    pub textures: u64,
+    /// Bytes of mesh buffers handed out.
+    pub meshes: u64,
+    /// Upload bytes whose copies the GPU has not finished (or that wait for
+    /// the next submit).
+    pub staging: u64,
+    /// The recycle pool.
+    pub pool: Pool<()>,
+}
+
+impl Books {
+    /// Every byte held: what the budget limits.
+    pub fn accounted(&self) -> u64 {
+        self.textures + self.meshes + self.pool.bytes() + self.staging
+    }
+
+    /// A texture of `shape` made (from the pool when one is ready).
+    pub fn create(&mut self, shape: Shape) {
+        self.pool.take(shape);
+        self.textures += shape.bytes();
+    }
+
+    /// A texture of `shape` given back (into the pool when it fits).
+    pub fn release(&mut self, shape: Shape) {
+        self.textures = self.textures.saturating_sub(shape.bytes());
+        self.pool.put(shape, ());
+    }
+
+    /// `bytes` of uploads recorded.
+    pub fn stage(&mut self, bytes: u64) {
+        self.staging += bytes;
+    }
+
+    /// Mesh buffers of `bytes` made, with `staged` bytes written into them.
+    pub fn create_mesh(&mut self, bytes: u64, staged: u64) {
+        self.meshes += bytes;
+        self.staging += staged;
+    }
+
+    /// Mesh buffers of `bytes` given back.
+    pub fn release_mesh(&mut self, bytes: u64) {
+        self.meshes = self.meshes.saturating_sub(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(width: u32) -> Shape {
+        Shape {
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            width,
+            height: width,
+            mips: 1,
+            layers: 1,
+        }
+    }
+
+    #[test]
+    fn the_pool_reuses_only_after_a_submit_and_drops_the_oldest_for_room() {
+        let mut pool: Pool<u32> = Pool::new(3 * 64);
+        let s = shape(4); // 64 bytes
+        pool.put(s, 1);
+        assert_eq!(pool.take(s), None, "released this frame: not yet");
+        pool.mark_ready();
+        pool.put(s, 2);
+        pool.put(s, 3);
+        pool.put(s, 4); // the oldest (1) goes for room
+        assert_eq!(pool.bytes(), 3 * 64);
+        pool.mark_ready();
+        assert_eq!(pool.take(s), Some(2));
+        pool.put(shape(16), 5); // 1024 bytes: more than the capacity, dropped
+        assert_eq!(pool.bytes(), 2 * 64);
+        pool.set_capacity(64);
+        assert_eq!(pool.take(s), Some(4), "the capacity drops the oldest");
+        assert_eq!(pool.bytes(), 0);
+    }
+
+    #[test]
+    fn books_follow_the_same_arithmetic() {
+        let mut b = Books {
+            textures: 0,
+            meshes: 0,
+            staging: 0,
+            pool: Pool::new(1000),
+        };
+        let s = shape(4);
+        b.create(s);
+        b.stage(64);
+        assert_eq!(b.accounted(), 128);
+        b.release(s);
+        assert_eq!((b.textures, b.pool.bytes(), b.accounted()), (0, 64, 128));
+        b.pool.mark_ready();
+        b.create(s); // from the pool: nothing new
+        assert_eq!(b.accounted(), 128);
+        b.create_mesh(100, 90);
+        b.release_mesh(100);
+        assert_eq!(b.accounted(), 128 + 90);
+    }
+}
