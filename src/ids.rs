@@ -63,6 +63,12 @@ id_type!(
     "mesh"
 );
 
+/// An id for slot `index`, generation 0 (tests that need ids with no map).
+#[cfg(test)]
+pub(crate) fn test_id<I: SlotId>(index: u32) -> I {
+    I::new(index, 0)
+}
+
 /// An id made of an index and a generation.
 pub(crate) trait SlotId: Copy {
     fn new(index: u32, generation: u32) -> Self;
@@ -142,6 +148,14 @@ impl<T> Slots<T> {
             .iter()
             .enumerate()
             .filter_map(|(i, s)| Some((I::new(i as u32, s.generation), s.value.as_ref()?)))
+    }
+
+    /// Every live entry, mutably, with its id.
+    pub(crate) fn iter_mut<I: SlotId>(&mut self) -> impl Iterator<Item = (I, &mut T)> {
+        self.slots.iter_mut().enumerate().filter_map(|(i, s)| {
+            let generation = s.generation;
+            Some((I::new(i as u32, generation), s.value.as_mut()?))
+        })
     }
 
     /// The id of the live entry in slot `index`, if any.

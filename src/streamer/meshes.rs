@@ -10,7 +10,9 @@
 //! than planned is kept until the planned LOD has arrived, unless the budget
 //! in force is exceeded, when it goes at once.
 
-use super::{BelowReason, Failure, Streamer, StreamerError};
+use super::load_state::{why_below, Below, LoadState};
+use super::work::{MeshFacts, PendingLod};
+use super::{BelowReason, Streamer, StreamerError};
 use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
 use crate::mesh::{LodInfo, MeshFile, MeshLod, VERTEX_STRIDE};
@@ -37,8 +39,7 @@ pub(super) struct MeshEntry {
     pub(super) requested: Option<u32>,
     /// A LOD that arrived and waits for upload room or budget.
     pub(super) pending: Option<MeshLod>,
-    pub(super) failure: Option<Failure>,
-    pub(super) held_back: Option<BelowReason>,
+    pub(super) load: LoadState,
 }
 
 impl MeshEntry {
@@ -69,6 +70,31 @@ fn mesh_key(id: MeshId) -> LoadKey {
     LoadKey::Mesh {
         slot: id.index() as u32,
         generation: id.generation(),
+    }
+}
+
+impl MeshEntry {
+    /// What `work::decide` needs of it.
+    pub(super) fn facts(&self, id: MeshId, plan: MeshPlan) -> MeshFacts {
+        MeshFacts {
+            id,
+            plan,
+            coarsest: self.plan.coarsest(),
+            detail: self.detail.as_ref().map(|d| (d.lod, d.bytes)),
+            fading: self
+                .fading
+                .as_ref()
+                .and_then(|(f, _)| f.as_ref())
+                .map_or(0, |f| f.bytes),
+            pending: self.pending.as_ref().map(|d| {
+                let info = self.file.info().lods[d.lod as usize];
+                PendingLod {
+                    lod: d.lod,
+                    bytes: gpu_bytes(&info),
+                    upload: info.bytes(),
+                }
+            }),
+        }
     }
 }
 
@@ -124,8 +150,7 @@ impl Streamer {
             since_frame: self.frame,
             requested: None,
             pending: None,
-            failure: None,
-            held_back: None,
+            load: LoadState::default(),
         });
         self.planner.set_mesh(id.index(), plan);
         Ok(id)
@@ -207,7 +232,7 @@ impl Streamer {
 
     /// Replaces the LOD drawn (`new`: a finer LOD, or `None` for the
     /// coarsest); the old detail fades out or goes at once.
-    fn swap_detail(&mut self, id: MeshId, new: Option<GpuMesh>) {
+    pub(super) fn swap_detail(&mut self, id: MeshId, new: Option<GpuMesh>) {
         let frame = self.frame;
         let fade = self.options.mesh_cross_fade_frames > 0;
         let e = self.meshes.get_mut(id).expect("live id");
@@ -250,7 +275,7 @@ impl Streamer {
         self.meshes.iter::<MeshId>().map(|(id, _)| id).collect()
     }
 
-    fn mesh_plan(&self, id: MeshId) -> MeshPlan {
+    pub(super) fn mesh_plan(&self, id: MeshId) -> MeshPlan {
         let e = self.meshes.get(id);
         self.planner
             .last_plan()
@@ -328,7 +353,7 @@ impl Streamer {
         e.requested = None;
         match r.result {
             Ok(data) => {
-                e.failure = None;
+                e.load.failure = None;
                 e.pending = Some(data);
             }
             Err(err) => {
@@ -336,12 +361,7 @@ impl Streamer {
                 if matches!(err, MeshLoadError::Panicked { .. }) {
                     self.stats.panicked_loads += 1;
                 }
-                let attempts = e.failure.as_ref().map_or(0, |f| f.attempts) + 1;
-                e.failure = Some(Failure {
-                    message: err.to_string(),
-                    attempts,
-                    retry_at: frame + backoff * (1u64 << (attempts - 1).min(6)),
-                });
+                e.load.fail(err.to_string(), frame, backoff);
             }
         }
     }
@@ -371,13 +391,10 @@ impl Streamer {
                 e.pending = None;
             }
             let Some(lod) = want else {
-                e.failure = None;
+                e.load.failure = None;
                 continue;
             };
-            if e.requested.is_some()
-                || e.pending.is_some()
-                || e.failure.as_ref().is_some_and(|f| f.retry_at > frame)
-            {
+            if e.requested.is_some() || e.pending.is_some() || e.load.backing_off(frame) {
                 continue;
             }
             self.loader.submit_mesh(MeshLoadRequest {
@@ -391,125 +408,20 @@ impl Streamer {
         }
     }
 
-    /// Drops details the plan or the budget no longer pays for: to the
-    /// coarsest LOD when planned, or when the budget in force is exceeded
-    /// and the planned LOD has not arrived. Returns whether anything changed.
-    pub(super) fn shrink_meshes(&mut self) -> bool {
-        let mut changed = false;
-        for id in self.mesh_ids() {
-            let p = self.mesh_plan(id);
-            let over = self.gpu.accounted_bytes() > self.hard_budget();
-            let frame = self.frame;
-            let e = self.meshes.get_mut(id).expect("live id");
-            let Some(lod) = e.detail.as_ref().map(|d| d.lod) else {
-                continue;
-            };
-            let coarser = p.target > lod;
-            let ready = e.pending.as_ref().is_some_and(|d| d.lod == p.target);
-            if coarser && (p.target >= e.plan.coarsest() || (over && !ready)) {
-                if over {
-                    // the budget needs the bytes now: no fade
-                    let d = e.detail.take().expect("checked");
-                    e.since_frame = frame;
-                    self.gpu.release_mesh(d);
-                } else {
-                    self.swap_detail(id, None);
-                }
-                self.stats.shrunk += 1;
-                changed = true;
-            }
-        }
-        changed
-    }
-
-    /// Swaps in an arrived LOD if the upload room and the budget allow;
-    /// otherwise records why not. Returns whether anything changed.
-    pub(super) fn grow_mesh(&mut self, id: MeshId, room: &mut super::apply::UploadRoom) -> bool {
-        if self.frame < self.grow_paused_until && self.oom_reduction > 0 {
-            self.meshes.get_mut(id).expect("live id").held_back =
-                Some(BelowReason::OutOfMemoryBackoff);
-            return false;
-        }
-        let budget = self.hard_budget();
-        let held = self.gpu.accounted_bytes();
-        let e = self.meshes.get_mut(id).expect("live id");
-        let Some(data) = e.pending.as_ref() else {
-            return false;
-        };
-        let info = e.file.info().lods[data.lod as usize];
-        let bytes = gpu_bytes(&info);
-        let upload = info.bytes();
-        if !room.fits(upload, 0, 0) {
-            e.held_back = Some(BelowReason::UploadCap);
-            return false;
-        }
-        // the new buffers and their staging beside everything held; the old
-        // detail is released first unless a cross-fade keeps it (this
-        // frame's draws already see the new LOD, so nothing pops; if the new
-        // one cannot be made, the mesh draws its coarsest LOD until a retry)
-        let fade = self.options.mesh_cross_fade_frames > 0;
-        let old = e.detail.as_ref().map_or(0, |d| d.bytes);
-        let kept = if fade { old } else { 0 };
-        if held.saturating_sub(old) + kept + bytes + upload > budget {
-            e.held_back = Some(BelowReason::Budget);
-            // the new buffers are in the plan; the staging and a kept old
-            // detail are not. Detail finer than the views want is spare: it
-            // waits instead of making later plans leave room.
-            let p = self.mesh_plan(id);
-            if p.target >= p.wanted {
-                self.need_headroom(kept + upload);
-            }
-            return false;
-        }
-        let data = e.pending.take().expect("checked");
-        let label = format!("{} LOD {}", e.label, data.lod);
-        if !fade {
-            self.swap_detail(id, None);
-        }
-        match self.gpu.create_mesh(&label, &data) {
-            Ok(new) => {
-                self.meshes.get_mut(id).expect("live id").held_back = None;
-                self.swap_detail(id, Some(new));
-                room.take(upload, 1);
-                self.stats.upload_bytes += upload;
-                self.stats.uploads += 1;
-                self.stats.grown += 1;
-                true
-            }
-            Err(err) => {
-                self.meshes.get_mut(id).expect("live id").pending = Some(data);
-                self.alloc_failed(err);
-                false
-            }
-        }
-    }
-
-    /// Meshes with an arrived LOD to swap in, with their plan priority.
-    pub(super) fn meshes_to_grow(&mut self) -> Vec<(MeshId, f32)> {
-        let mut out = Vec::new();
-        for id in self.mesh_ids() {
-            let p = self.mesh_plan(id);
-            let e = self.meshes.get_mut(id).expect("live id");
-            e.held_back = None;
-            if e.pending.as_ref().is_some_and(|d| d.lod == p.target) {
-                out.push((id, p.priority));
-            }
-        }
-        out
-    }
-
     /// Whether every mesh draws its planned LOD (failed ones count as settled).
     /// `settled`: no upload is staged, so spare detail blocked by the budget
     /// waits for room the plan does not have.
     pub(super) fn meshes_converged(&self, settled: bool) -> bool {
+        let fixed = self.policy() != crate::plan::Policy::Budget;
         self.meshes.iter::<MeshId>().all(|(id, e)| {
             let p = self.mesh_plan(id);
-            e.failure.is_some()
+            e.load.failure.is_some()
                     || p.target == e.lod()
-                    // spare detail that does not fit beside the plan waits
+                    // spare detail (or a fixed rule's target) that does not
+                    // fit beside the plan waits
                     || (settled
-                        && (p.target < p.wanted || self.policy() != crate::plan::Policy::Budget)
-                        && e.held_back == Some(BelowReason::Budget))
+                        && (p.target < p.wanted || fixed)
+                        && e.load.held_back == Some(BelowReason::Budget))
         })
     }
 
@@ -519,7 +431,7 @@ impl Streamer {
             .map(|(id, e)| {
                 let p = self.mesh_plan(id);
                 let lod = e.lod();
-                let state = if let Some(f) = &e.failure {
+                let state = if let Some(f) = &e.load.failure {
                     ResidencyState::Failed {
                         error: f.message.clone(),
                         retry_at_frame: f.retry_at,
@@ -531,21 +443,14 @@ impl Streamer {
                 } else {
                     ResidencyState::Resident
                 };
-                let below = if lod <= p.wanted {
-                    None
-                } else if let Some(f) = &e.failure {
-                    Some(BelowReason::Error(f.message.clone()))
-                } else if p.target >= lod {
-                    Some(BelowReason::Budget)
-                } else if let Some(r) = &e.held_back {
-                    Some(r.clone())
-                } else if frame < self.grow_paused_until {
-                    Some(BelowReason::OutOfMemoryBackoff)
-                } else if e.requested.is_some() {
-                    Some(BelowReason::Loading)
-                } else {
-                    Some(BelowReason::UploadCap)
-                };
+                let below = why_below(Below {
+                    at_wanted: lod <= p.wanted,
+                    failure: e.load.failure.as_ref(),
+                    planned_below: (p.target >= lod).then_some(BelowReason::Budget),
+                    held_back: e.load.held_back.as_ref(),
+                    paused: frame < self.budget.paused_until(),
+                    loading: e.requested.is_some(),
+                });
                 MeshReport {
                     id,
                     label: e.label.clone(),

@@ -1,0 +1,652 @@
+//! The texture table: registered textures, what each holds and what has
+//! arrived for it, its loads, its report rows and its half of the books'
+//! check.
+//!
+//! A texture holds its resident levels `[first..n)` in one GPU texture (at
+//! least its always-resident tail, loaded before `register_texture`
+//! returns). Levels of its `pending_tier` are requested from the loader as
+//! the plan asks for them and wait in `pending` once they arrive, until
+//! this frame's decisions (`work.rs`) build them in.
+
+use super::load_state::{why_below, Below, LoadState};
+use super::work::TextureFacts;
+use super::{
+    BelowReason, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport, Totals,
+};
+use crate::container::mip_extent;
+use crate::gpu::books::Shape;
+use crate::gpu::GpuTexture;
+use crate::ids::TextureId;
+use crate::kinds::{TextureClass, Tier};
+use crate::plan::{Limit, PlanTexture, ResidentState, TexturePlan};
+use crate::transcode::{self, ChannelLayout, LevelImage, TargetChoice, TranscodeOptions};
+use crate::worker::{LoadError, LoadKey, LoadRequest, LoadResult};
+use crate::TextureFile;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// A texture's dimensions and the format of each tier: the [`Shape`] of
+/// any range of its levels, on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Geometry {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    /// Images per level (array layers, cube faces).
+    pub(crate) layers: u32,
+    /// Levels in the file.
+    pub(crate) levels: u32,
+    /// The GPU format of the full and the compact tier.
+    pub(crate) formats: [wgpu::TextureFormat; 2],
+}
+
+impl Geometry {
+    /// The shape of a texture holding levels `first..` in `tier`.
+    pub(crate) fn shape(&self, first: u32, tier: Tier) -> Shape {
+        Shape {
+            format: self.formats[tier_index(tier)],
+            width: mip_extent(self.width, first),
+            height: mip_extent(self.height, first),
+            mips: self.levels - first,
+            layers: self.layers,
+        }
+    }
+}
+
+pub(super) fn tier_index(t: Tier) -> usize {
+    match t {
+        Tier::Full => 0,
+        Tier::Compact => 1,
+    }
+}
+
+/// One registered texture.
+#[derive(Debug)]
+pub(super) struct TextureEntry {
+    pub(super) label: String,
+    pub(super) file: TextureFile,
+    pub(super) class: TextureClass,
+    pub(super) choice: TargetChoice,
+    pub(super) geometry: Geometry,
+    pub(super) plan: PlanTexture,
+    /// The texture holding the resident levels (always at least the tail).
+    pub(super) resident: GpuTexture,
+    pub(super) tier: Tier,
+    /// The frame its resident levels last changed.
+    pub(super) since_frame: u64,
+    /// Increases each time the view changes.
+    pub(super) generation: u64,
+    /// Arrived levels of `pending_tier`, waiting to be built in.
+    pub(super) pending: BTreeMap<u32, LevelImage>,
+    pub(super) pending_tier: Tier,
+    /// Levels of `pending_tier` queued or running on the loader.
+    pub(super) requested: BTreeSet<u32>,
+    pub(super) load: LoadState,
+    /// CPU copies of the resident levels, kept where the backend cannot copy
+    /// compressed textures GPU-side (wgpu's GL backend): building and
+    /// shrinking then upload the kept levels again from here.
+    pub(super) shadow: Option<BTreeMap<u32, LevelImage>>,
+}
+
+impl TextureEntry {
+    pub(super) fn levels(&self) -> u32 {
+        self.plan.level_count
+    }
+
+    /// Bytes of its resident levels.
+    pub(super) fn bytes(&self) -> u64 {
+        self.geometry
+            .shape(self.resident.first_level, self.tier)
+            .bytes()
+    }
+
+    /// What `work::decide` needs of it.
+    pub(super) fn facts(&self, id: TextureId, plan: TexturePlan) -> TextureFacts<'_> {
+        TextureFacts {
+            id,
+            plan,
+            geometry: self.geometry,
+            first: self.resident.first_level,
+            tier: self.tier,
+            tail: self.plan.tail_level,
+            pending_tier: self.pending_tier,
+            pending: &self.pending,
+            shadow: self.shadow.as_ref(),
+        }
+    }
+}
+
+/// A texture's levels in brief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextureStatus {
+    /// Finest resident level.
+    pub resident: u32,
+    /// Tier of the resident levels.
+    pub tier: Tier,
+    /// Level the views want.
+    pub wanted: u32,
+    /// Level the budget plan gives it.
+    pub planned: u32,
+}
+
+/// The loader key of a texture's loads in a tier.
+pub(super) fn load_key(id: TextureId, tier: Tier) -> LoadKey {
+    LoadKey::Texture {
+        slot: id.index() as u32,
+        generation: id.generation(),
+        tier,
+    }
+}
+
+impl Streamer {
+    /// Registers a texture: loads its tail (waiting for the loader threads),
+    /// so its view is never blank.
+    pub fn register_texture(&mut self, desc: TextureDesc) -> Result<TextureId, StreamerError> {
+        let info = desc.file.info().clone();
+        let features = self.gpu.device().features();
+        let choice = transcode::choose_targets(&info, desc.class, features)?;
+        let formats = [
+            choice.wgpu_format(&info, Tier::Full),
+            choice.wgpu_format(&info, Tier::Compact),
+        ];
+        let levels = info.levels.len() as u32;
+        let geometry = Geometry {
+            width: info.width,
+            height: info.height,
+            layers: info.images_per_level(),
+            levels,
+            formats,
+        };
+        // the tail: levels no larger than tail_size, from a level the format can
+        // start a texture at
+        let mut tail = (0..levels)
+            .find(|&l| {
+                mip_extent(info.width, l).max(mip_extent(info.height, l)) <= self.options.tail_size
+            })
+            .unwrap_or(levels - 1);
+        while tail > 0
+            && !formats
+                .iter()
+                .all(|&f| crate::gpu::valid_base_level(f, info.width, info.height, tail))
+        {
+            tail -= 1;
+        }
+        let finest_allowed = desc.max_resolution.map_or(0, |m| {
+            (0..levels)
+                .find(|&l| mip_extent(info.width, l).max(mip_extent(info.height, l)) <= m)
+                .unwrap_or(levels - 1)
+                .min(tail)
+        });
+        let resident_bytes = |tier: Tier| -> Vec<u64> {
+            (0..levels)
+                .map(|l| geometry.shape(l, tier).bytes())
+                .collect()
+        };
+        let plan = PlanTexture {
+            size: info.width.max(info.height),
+            level_count: levels,
+            tail_level: tail,
+            finest_allowed,
+            resident_bytes: [
+                resident_bytes(Tier::Full),
+                if choice.compact.is_some() {
+                    resident_bytes(Tier::Compact)
+                } else {
+                    Vec::new()
+                },
+            ],
+            boost: desc.priority,
+        };
+        let label = desc.label.clone().unwrap_or_else(|| {
+            std::path::Path::new(&info.name)
+                .file_stem()
+                .map_or(info.name.clone(), |s| s.to_string_lossy().into_owned())
+        });
+        let tail_levels = self.load_now(&desc.file, &choice, tail..levels, &label)?;
+        let gpu_label = format!("mipstream {label} levels {tail}..{levels}");
+        let dim = crate::gpu::upload::view_dimension(&info);
+        let shape = geometry.shape(tail, Tier::Full);
+        let resident = self.gpu.create_texture(&gpu_label, shape, tail, dim)?;
+        let uploads: Vec<_> = tail_levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (&resident.texture, i as u32, l))
+            .collect();
+        if let Err(e) = self.gpu.stage(&uploads, &gpu_label) {
+            drop(uploads);
+            self.gpu.release(resident);
+            return Err(e.into());
+        }
+        drop(uploads);
+        self.gpu.submit();
+        let compressed = formats.iter().any(|f| f.block_dimensions() != (1, 1));
+        let shadow = (!self.gpu_copies && compressed)
+            .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
+        let id: TextureId = self.textures.insert(TextureEntry {
+            label,
+            file: desc.file,
+            class: desc.class,
+            choice,
+            geometry,
+            plan: plan.clone(),
+            resident,
+            tier: Tier::Full,
+            since_frame: self.frame,
+            generation: 0,
+            pending: BTreeMap::new(),
+            pending_tier: Tier::Full,
+            requested: BTreeSet::new(),
+            load: LoadState::default(),
+            shadow,
+        });
+        self.planner.set_texture(id.index(), plan);
+        self.changed.push(id);
+        Ok(id)
+    }
+
+    /// Opens and registers a texture file with a class.
+    pub fn register_texture_path(
+        &mut self,
+        path: impl AsRef<std::path::Path>,
+        class: TextureClass,
+    ) -> Result<TextureId, StreamerError> {
+        let file = TextureFile::open_path(path)?;
+        self.register_texture(TextureDesc::new(file).with_class(class))
+    }
+
+    /// Loads `levels` through the loader threads and waits for them.
+    fn load_now(
+        &mut self,
+        file: &TextureFile,
+        choice: &TargetChoice,
+        levels: std::ops::Range<u32>,
+        label: &str,
+    ) -> Result<Vec<LevelImage>, StreamerError> {
+        // a key of its own per registration: results of an earlier failed
+        // registration still in flight must not be taken for this one's
+        self.tail_loads += 1;
+        let key = LoadKey::Tail(self.tail_loads);
+        for level in levels.clone() {
+            self.loader.submit(LoadRequest {
+                key,
+                file: file.clone(),
+                level,
+                options: TranscodeOptions::new(choice.full, choice.srgb)
+                    .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
+                priority: f32::MAX,
+            });
+        }
+        let mut got: BTreeMap<u32, LevelImage> = BTreeMap::new();
+        let mut failed = None;
+        while got.len() < levels.len() && failed.is_none() {
+            for r in self.loader.wait(Duration::from_secs(60)) {
+                if r.key != key {
+                    // another texture's level reaches its texture even when
+                    // this registration fails, or it would wait for it forever
+                    self.accept_load(r);
+                    continue;
+                }
+                match r.result {
+                    Ok(img) => {
+                        got.insert(r.level, img);
+                    }
+                    Err(source) => failed = failed.or(Some(source)),
+                }
+            }
+        }
+        if let Some(source) = failed {
+            // the tail's other levels finish on their own; their results are
+            // dropped as they arrive (the key matches no texture)
+            return Err(StreamerError::Tail {
+                label: label.to_owned(),
+                source,
+            });
+        }
+        Ok(got.into_values().collect())
+    }
+
+    /// Removes a texture; objects that showed it stop counting it.
+    pub fn remove_texture(&mut self, id: TextureId) -> Result<(), StreamerError> {
+        let e = self
+            .textures
+            .remove(id)
+            .ok_or(StreamerError::StaleTexture(id))?;
+        self.gpu.release(e.resident);
+        for level in e.requested {
+            self.loader.cancel(load_key(id, e.pending_tier), level);
+        }
+        self.planner.remove_texture(id.index());
+        let affected: Vec<crate::ObjectId> = self
+            .objects
+            .iter::<crate::ObjectId>()
+            .filter(|(_, o)| o.desc.textures.iter().any(|(t, _)| *t == id))
+            .map(|(o, _)| o)
+            .collect();
+        for o in affected {
+            let mut desc = self.objects.get(o).expect("listed").desc.clone();
+            desc.textures.retain(|(t, _)| *t != id);
+            self.set_object(o, desc)?;
+        }
+        Ok(())
+    }
+
+    fn texture(&self, id: TextureId) -> Result<&TextureEntry, StreamerError> {
+        self.textures.get(id).ok_or(StreamerError::StaleTexture(id))
+    }
+
+    /// The view to bind for a texture. It changes when the resident levels do
+    /// (see [`take_changed`](Self::take_changed)).
+    pub fn texture_view(&self, id: TextureId) -> Result<&wgpu::TextureView, StreamerError> {
+        Ok(&self.texture(id)?.resident.view)
+    }
+
+    /// The resident texture (its first level, format and bytes).
+    pub fn resident(&self, id: TextureId) -> Result<&GpuTexture, StreamerError> {
+        Ok(&self.texture(id)?.resident)
+    }
+
+    /// Resident, wanted and planned levels of a texture (cheap; for per-frame
+    /// debug views).
+    pub fn texture_status(&self, id: TextureId) -> Result<TextureStatus, StreamerError> {
+        let e = self.texture(id)?;
+        let p = self.texture_plan(id);
+        Ok(TextureStatus {
+            resident: e.resident.first_level,
+            tier: e.tier,
+            wanted: if p.lod.is_finite() || p.wanted > 0 {
+                p.wanted
+            } else {
+                e.plan.tail_level
+            },
+            planned: p.target,
+        })
+    }
+
+    /// Bytes the texture takes with every level resident in its full tier.
+    pub fn full_bytes(&self, id: TextureId) -> Result<u64, StreamerError> {
+        Ok(self.texture(id)?.plan.bytes(0, Tier::Full))
+    }
+
+    /// Bytes the texture takes with levels `first..` resident in its full
+    /// tier (`first` clamped to its always-resident tail).
+    pub fn bytes_from_level(&self, id: TextureId, first: u32) -> Result<u64, StreamerError> {
+        let e = self.texture(id)?;
+        Ok(e.plan.bytes(first.min(e.plan.tail_level), Tier::Full))
+    }
+
+    /// How shaders should read the texture's channels.
+    pub fn channel_layout(&self, id: TextureId) -> Result<ChannelLayout, StreamerError> {
+        Ok(self.texture(id)?.choice.layout)
+    }
+
+    /// A counter that increases each time the texture's view changes.
+    pub fn view_generation(&self, id: TextureId) -> Result<u64, StreamerError> {
+        Ok(self.texture(id)?.generation)
+    }
+
+    /// Every registered texture's id.
+    pub fn texture_ids(&self) -> Vec<TextureId> {
+        self.textures
+            .iter::<TextureId>()
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The last plan's entry for a texture (defaults before the first plan).
+    pub(super) fn texture_plan(&self, id: TextureId) -> TexturePlan {
+        self.planner
+            .last_plan()
+            .textures
+            .get(id.index())
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Bytes of every texture's always-resident tail.
+    pub(super) fn texture_tail_bytes(&self) -> u64 {
+        self.textures
+            .iter::<TextureId>()
+            .map(|(_, e)| e.plan.bytes(e.plan.tail_level, Tier::Full))
+            .sum()
+    }
+
+    /// What each texture slot holds now, for the planner (free slots: level 0).
+    pub(super) fn resident_states(&self) -> Vec<ResidentState> {
+        let n = self
+            .textures
+            .iter::<TextureId>()
+            .map(|(id, _)| id.index() + 1)
+            .max()
+            .unwrap_or(0);
+        let mut out = vec![
+            ResidentState {
+                level: 0,
+                tier: Tier::Full,
+                since_frame: 0,
+            };
+            n
+        ];
+        for (id, e) in self.textures.iter::<TextureId>() {
+            out[id.index()] = ResidentState {
+                level: e.resident.first_level,
+                tier: e.tier,
+                since_frame: e.since_frame,
+            };
+        }
+        out
+    }
+
+    /// Takes a finished texture load: its level waits in `pending`, or its
+    /// failure starts a back-off (one per attempt).
+    pub(super) fn accept_load(&mut self, r: LoadResult) {
+        let Some((id, tier)) = self.texture_of(r.key) else {
+            return;
+        };
+        let (frame, backoff) = (self.frame, self.options.retry_backoff_frames);
+        let Some(e) = self.textures.get_mut(id) else {
+            return;
+        };
+        if tier != e.pending_tier {
+            return; // a tier the texture no longer wants
+        }
+        e.requested.remove(&r.level);
+        match r.result {
+            Ok(img) => {
+                e.load.failure = None;
+                if tier != e.tier || r.level < e.resident.first_level {
+                    e.pending.insert(r.level, img);
+                }
+            }
+            Err(err) => {
+                self.stats.failed_loads += 1;
+                if matches!(err, LoadError::Panicked { .. }) {
+                    self.stats.panicked_loads += 1;
+                }
+                e.load.fail(err.to_string(), frame, backoff);
+            }
+        }
+    }
+
+    /// The live texture and tier a load key names, if any.
+    fn texture_of(&self, key: LoadKey) -> Option<(TextureId, Tier)> {
+        let LoadKey::Texture {
+            slot,
+            generation,
+            tier,
+        } = key
+        else {
+            return None;
+        };
+        let id: TextureId = self.textures.id_at(slot as usize)?;
+        (id.generation() == generation).then_some((id, tier))
+    }
+
+    /// Queues the levels each texture's plan needs (coarser first within a
+    /// texture, textures by the plan's priority), cancels what is no longer
+    /// wanted, and waits out failures' back-off.
+    pub(super) fn request_loads(&mut self) {
+        let frame = self.frame;
+        for id in self.texture_ids() {
+            let target = self.texture_plan(id);
+            let e = self.textures.get_mut(id).expect("listed");
+            let n = e.levels();
+            // switching tier: everything of the new tier from the target down
+            let (tier, wanted): (Tier, Vec<u32>) = if target.tier != e.tier {
+                (target.tier, (target.target..n).collect())
+            } else {
+                (e.tier, (target.target..e.resident.first_level).collect())
+            };
+            if tier != e.pending_tier {
+                for level in std::mem::take(&mut e.requested) {
+                    self.loader.cancel(load_key(id, e.pending_tier), level);
+                }
+                e.pending.clear();
+                e.pending_tier = tier;
+            }
+            // cancel what is no longer wanted, drop what arrived for nothing
+            let stale: Vec<u32> = e
+                .requested
+                .iter()
+                .copied()
+                .filter(|l| !wanted.contains(l))
+                .collect();
+            for level in stale {
+                e.requested.remove(&level);
+                self.loader.cancel(load_key(id, tier), level);
+            }
+            e.pending.retain(|l, _| wanted.contains(l));
+            if wanted.is_empty() {
+                // nothing to load: a failure of a level no longer wanted is
+                // history, not a state to back off in
+                e.load.failure = None;
+            }
+            if e.load.backing_off(frame) {
+                continue;
+            }
+            for &level in wanted.iter().rev() {
+                if e.pending.contains_key(&level) || e.requested.contains(&level) {
+                    continue;
+                }
+                let output = e.choice.output(tier);
+                self.loader.submit(LoadRequest {
+                    key: load_key(id, tier),
+                    file: e.file.clone(),
+                    level,
+                    options: TranscodeOptions::new(output, e.choice.srgb)
+                        .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
+                    // the texture's benefit per byte; coarser levels first within it
+                    priority: target.priority.max(1e-30) * (1.0 + level as f32 * 1e-3),
+                });
+                e.requested.insert(level);
+                self.stats.requested += 1;
+            }
+        }
+    }
+
+    /// Whether every texture holds its plan (see [`Streamer::converged`]).
+    pub(super) fn textures_converged(&self, settled: bool, fixed: bool) -> bool {
+        let plan = self.planner.last_plan();
+        self.textures.iter::<TextureId>().all(|(id, e)| {
+            let p = plan.textures.get(id.index());
+            e.load.failure.is_some()
+                || p.is_some_and(|p| p.target == e.resident.first_level && p.tier == e.tier)
+                // spare-budget detail (or a fixed rule's target) that does
+                // not fit beside the plan waits
+                || (settled
+                    && p.is_some_and(|p| p.prefetch || fixed)
+                    && e.load.held_back == Some(BelowReason::Budget))
+        })
+    }
+
+    /// The texture rows of the report; adds their bytes to `totals`.
+    pub(super) fn texture_reports(&self, totals: &mut Totals) -> Vec<TextureReport> {
+        let paused = self.frame < self.budget.paused_until();
+        self.textures
+            .iter::<TextureId>()
+            .map(|(id, e)| {
+                let p = self.texture_plan(id);
+                let bytes = e.bytes();
+                match e.class {
+                    TextureClass::Color => totals.color += bytes,
+                    TextureClass::Normal => totals.normal += bytes,
+                    TextureClass::Data => totals.data += bytes,
+                }
+                let state = if let Some(f) = &e.load.failure {
+                    ResidencyState::Failed {
+                        error: f.message.clone(),
+                        retry_at_frame: f.retry_at,
+                    }
+                } else if !e.requested.is_empty() {
+                    ResidencyState::Loading {
+                        levels: e.requested.len() as u32,
+                    }
+                } else if !e.pending.is_empty() {
+                    ResidencyState::Uploading {
+                        levels: e.pending.len() as u32,
+                    }
+                } else {
+                    ResidencyState::Resident
+                };
+                let first = e.resident.first_level;
+                let planned_below = (p.target > first || (p.target == first && p.tier == e.tier))
+                    .then_some(match p.limit {
+                        Some(Limit::MaxResolution) => BelowReason::MaxResolution,
+                        _ => BelowReason::Budget,
+                    });
+                let below = why_below(Below {
+                    at_wanted: first <= p.wanted && e.tier == Tier::Full,
+                    failure: e.load.failure.as_ref(),
+                    planned_below,
+                    held_back: e.load.held_back.as_ref(),
+                    paused,
+                    loading: !e.requested.is_empty(),
+                });
+                TextureReport {
+                    id,
+                    label: e.label.clone(),
+                    class: e.class,
+                    size: (e.geometry.width, e.geometry.height),
+                    levels: e.levels(),
+                    wanted: p.wanted,
+                    planned: p.target,
+                    resident: first,
+                    tier: e.tier,
+                    format: e.resident.format,
+                    bytes,
+                    coverage: p.coverage,
+                    below,
+                    state,
+                }
+            })
+            .collect()
+    }
+
+    /// The texture half of `check_invariants`: the books' texture bytes are
+    /// the live textures', and every texture holds its tail.
+    pub(super) fn check_texture_invariants(&self) -> Result<(), super::InvariantViolation> {
+        let live: u64 = self
+            .textures
+            .iter::<TextureId>()
+            .map(|(_, e)| e.bytes())
+            .sum();
+        let accounted = self.gpu.texture_bytes();
+        if live != accounted {
+            return Err(super::InvariantViolation::Accounting { accounted, live });
+        }
+        for (id, e) in self.textures.iter::<TextureId>() {
+            let (first, end) = (
+                e.resident.first_level,
+                e.resident.first_level + e.resident.level_count,
+            );
+            if first > e.plan.tail_level || end != e.levels() {
+                return Err(super::InvariantViolation::MissingTail {
+                    id,
+                    first,
+                    end,
+                    tail: e.plan.tail_level,
+                    levels: e.levels(),
+                });
+            }
+        }
+        Ok(())
+    }
+}

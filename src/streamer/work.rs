@@ -1,0 +1,493 @@
+//! Deciding the frame's GPU work, on the CPU alone.
+//!
+//! From each texture's and mesh's plan, what it holds and what has arrived
+//! for it, and a copy of the store's books ([`Books`]), the decisions list
+//! what to do ([`Op`]) and what waits and why. `apply.rs` carries the ops out
+//! on the GPU store; nothing here touches a device, so the rules below are
+//! tested with no adapter (see the tests at the end).
+//!
+//! Three phases, each decided on the books as the previous phase left them:
+//! 1. [`shrink_textures`]: a texture whose plan is coarser than what it holds
+//!    drops levels at once (GPU copies free memory and need no upload). A
+//!    tier switch frees nothing until the new tier has arrived, so it first
+//!    shrinks in its current tier to what the plan pays for. Where the
+//!    backend cannot copy compressed textures, the kept levels are uploaded
+//!    again: that waits for upload room unless the budget is exceeded.
+//! 2. [`shrink_meshes`]: a mesh planned at its coarsest LOD drops its detail
+//!    (fading out if cross-fades are on); with the budget exceeded, detail
+//!    finer than planned goes at once unless the planned LOD has arrived.
+//! 3. [`grow`]: textures below their plan and meshes whose planned LOD has
+//!    arrived, in one order by the plan's benefit per byte. A texture grows
+//!    by the arrived levels next to its finest resident one, a tier switch
+//!    rebuilds from the new tier's tail up, within this frame's upload cap
+//!    (one level larger than the cap goes alone, first in a frame). Every
+//!    new texture or mesh must fit the budget beside everything held (the
+//!    recycle pool is dropped first if that makes it fit), or it waits; a
+//!    wait for room the plan does not leave asks later plans for headroom.
+//!    After an out-of-memory event growth pauses.
+
+use super::textures::Geometry;
+use super::BelowReason;
+use crate::gpu::books::Books;
+use crate::ids::{MeshId, TextureId};
+use crate::kinds::Tier;
+use crate::plan::{MeshPlan, TexturePlan};
+use crate::transcode::LevelImage;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What this frame may still upload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UploadRoom {
+    bytes: u64,
+    levels: u32,
+    used: bool,
+}
+
+impl UploadRoom {
+    /// A frame's room: `bytes` and `levels` at most.
+    pub(crate) fn new(bytes: u64, levels: u32) -> Self {
+        Self {
+            bytes,
+            levels,
+            used: false,
+        }
+    }
+
+    /// Whether one more level of `bytes` fits after `taken_bytes` in `taken`
+    /// levels of the same build (the first of a frame always does).
+    pub(crate) fn fits(&self, bytes: u64, taken_bytes: u64, taken: u32) -> bool {
+        if taken + 1 > self.levels {
+            return false;
+        }
+        taken_bytes + bytes <= self.bytes || (!self.used && taken == 0)
+    }
+
+    /// Records an upload.
+    pub(crate) fn take(&mut self, bytes: u64, levels: u32) {
+        self.used = true;
+        self.bytes = self.bytes.saturating_sub(bytes);
+        self.levels = self.levels.saturating_sub(levels);
+    }
+}
+
+/// A texture as the decisions see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TextureFacts<'a> {
+    pub(crate) id: TextureId,
+    pub(crate) plan: TexturePlan,
+    pub(crate) geometry: Geometry,
+    /// Its finest resident level and their tier.
+    pub(crate) first: u32,
+    pub(crate) tier: Tier,
+    /// Its always-resident tail.
+    pub(crate) tail: u32,
+    /// Arrived levels of `pending_tier`.
+    pub(crate) pending_tier: Tier,
+    pub(crate) pending: &'a BTreeMap<u32, LevelImage>,
+    /// CPU copies of its resident levels (backends without GPU copies).
+    pub(crate) shadow: Option<&'a BTreeMap<u32, LevelImage>>,
+}
+
+impl TextureFacts<'_> {
+    fn held_bytes(&self) -> u64 {
+        self.geometry.shape(self.first, self.tier).bytes()
+    }
+}
+
+/// An arrived mesh LOD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingLod {
+    pub(crate) lod: u32,
+    /// Bytes of its buffers.
+    pub(crate) bytes: u64,
+    /// Bytes to upload into them.
+    pub(crate) upload: u64,
+}
+
+/// A mesh as the decisions see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MeshFacts {
+    pub(crate) id: MeshId,
+    pub(crate) plan: MeshPlan,
+    pub(crate) coarsest: u32,
+    /// The finer LOD drawn, if any, and its bytes.
+    pub(crate) detail: Option<(u32, u64)>,
+    /// Bytes of the LOD a cross-fade still draws (0: none).
+    pub(crate) fading: u64,
+    pub(crate) pending: Option<PendingLod>,
+}
+
+/// The frame's setting for the decisions.
+#[derive(Debug, Clone)]
+pub(crate) struct Context {
+    /// A copy of the store's books, updated as each op would.
+    pub(crate) books: Books,
+    /// The budget `update` keeps to.
+    pub(crate) hard_budget: u64,
+    /// Growth is paused after an out-of-memory event.
+    pub(crate) paused: bool,
+    /// Meshes cross-fade between LODs (the old LOD stays for a while).
+    pub(crate) cross_fade: bool,
+    /// Bytes of the plan (a blocked growth asks for headroom only when
+    /// what is held is within the plan).
+    pub(crate) plan_bytes: u64,
+}
+
+/// What the GPU store is to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Hold levels `to..` of a texture in its tier, dropping finer ones:
+    /// GPU copies, or the kept levels uploaded again from the CPU copies.
+    ShrinkTexture { id: TextureId, to: u32 },
+    /// Hold levels `first..` of a texture in `tier`: the arrived `levels`
+    /// uploaded, with the resident levels copied in (`keep_old`) or not (a
+    /// tier switch); the recycle pool dropped first when `trim_pool`.
+    BuildTexture {
+        id: TextureId,
+        first: u32,
+        tier: Tier,
+        levels: Vec<u32>,
+        keep_old: bool,
+        trim_pool: bool,
+    },
+    /// Drop the recycle pool (a build that still did not fit tried it).
+    TrimPool,
+    /// Drop a mesh's detail: at once, or fading out if fades are on.
+    DropMeshDetail { id: MeshId, at_once: bool },
+    /// Swap in a mesh's arrived LOD.
+    SwapMeshLod { id: MeshId },
+}
+
+/// A texture or a mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Asset {
+    Texture(TextureId),
+    Mesh(MeshId),
+}
+
+/// One decision: an op to carry out, why the asset waits, or both (a
+/// texture that grows by fewer levels than planned for want of upload room).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Step {
+    pub(crate) asset: Asset,
+    pub(crate) op: Option<Op>,
+    pub(crate) hold: Option<BelowReason>,
+    /// Upload bytes and levels the op takes from the frame's room, if it
+    /// uploads (even nothing: a frame's first upload lets one level through
+    /// whatever its size, and any upload ends that).
+    pub(crate) upload: Option<(u64, u32)>,
+    /// Headroom later plans should leave, asked by a growth that waits.
+    pub(crate) headroom: Option<u64>,
+}
+
+impl Step {
+    fn hold(asset: Asset, reason: BelowReason) -> Self {
+        Self {
+            asset,
+            op: None,
+            hold: Some(reason),
+            upload: None,
+            headroom: None,
+        }
+    }
+
+    fn op(asset: Asset, op: Op, upload: Option<(u64, u32)>) -> Self {
+        Self {
+            asset,
+            op: Some(op),
+            hold: None,
+            upload,
+            headroom: None,
+        }
+    }
+}
+
+/// Phase 1: textures above their plan shrink (see the module docs). `skip`:
+/// textures whose shrink failed this frame.
+pub(crate) fn shrink_textures(
+    textures: &[TextureFacts<'_>],
+    ctx: &mut Context,
+    room: &mut UploadRoom,
+    skip: &BTreeSet<TextureId>,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for t in textures.iter().filter(|t| !skip.contains(&t.id)) {
+        let p = &t.plan;
+        let to = if p.tier == t.tier && p.target > t.first {
+            Some(p.target)
+        } else if p.tier != t.tier {
+            // a tier switch frees nothing until the new tier has loaded:
+            // shrink in the current tier to what the plan pays for now
+            let planned = t.geometry.shape(p.target, p.tier).bytes();
+            (t.first..=t.tail)
+                .find(|&l| t.geometry.shape(l, t.tier).bytes() <= planned)
+                .filter(|&l| l > t.first)
+        } else {
+            None
+        };
+        let Some(to) = to else { continue };
+        let kept: Vec<&LevelImage> = t
+            .shadow
+            .map_or(Vec::new(), |s| s.range(to..).map(|(_, l)| l).collect());
+        let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
+        let over_budget = ctx.books.accounted() > ctx.hard_budget;
+        if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
+            continue; // not forced by the budget: wait for upload room
+        }
+        ctx.books.create(t.geometry.shape(to, t.tier));
+        ctx.books.stage(reupload);
+        ctx.books.release(t.geometry.shape(t.first, t.tier));
+        let upload = t.shadow.map(|_| (reupload, kept.len() as u32));
+        if let Some((bytes, levels)) = upload {
+            room.take(bytes, levels);
+        }
+        steps.push(Step::op(
+            Asset::Texture(t.id),
+            Op::ShrinkTexture { id: t.id, to },
+            upload,
+        ));
+    }
+    steps
+}
+
+/// Phase 2: meshes drop detail the plan or the budget no longer pays for.
+pub(crate) fn shrink_meshes(meshes: &[MeshFacts], ctx: &mut Context) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for m in meshes {
+        let Some((lod, bytes)) = m.detail else {
+            continue;
+        };
+        let p = &m.plan;
+        let over = ctx.books.accounted() > ctx.hard_budget;
+        let ready = m.pending.is_some_and(|d| d.lod == p.target);
+        if p.target > lod && (p.target >= m.coarsest || (over && !ready)) {
+            if over {
+                // the budget needs the bytes now: no fade
+                ctx.books.release_mesh(bytes);
+            } else {
+                ctx.books.release_mesh(m.fading);
+                if !ctx.cross_fade {
+                    ctx.books.release_mesh(bytes);
+                }
+            }
+            steps.push(Step::op(
+                Asset::Mesh(m.id),
+                Op::DropMeshDetail {
+                    id: m.id,
+                    at_once: over,
+                },
+                None,
+            ));
+        }
+    }
+    steps
+}
+
+/// Phase 3: textures and meshes grow, highest benefit per byte first.
+pub(crate) fn grow(
+    textures: &[TextureFacts<'_>],
+    meshes: &[MeshFacts],
+    ctx: &mut Context,
+    room: &mut UploadRoom,
+) -> Vec<Step> {
+    // one order for textures and meshes: the plan's benefit per byte (ties:
+    // textures by id, then meshes by id)
+    let mut order: Vec<(f32, usize, bool)> = textures
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.plan.tier != t.tier || t.plan.target < t.first)
+        .map(|(i, t)| (t.plan.priority, i, false))
+        .collect();
+    order.extend(
+        meshes
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.pending.is_some_and(|d| d.lod == m.plan.target))
+            .map(|(i, m)| (m.plan.priority, i, true)),
+    );
+    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut steps = Vec::new();
+    for (_, i, mesh) in order {
+        let step = if mesh {
+            grow_mesh(&meshes[i], ctx, room)
+        } else {
+            let t = &textures[i];
+            if ctx.paused {
+                Some(Step::hold(
+                    Asset::Texture(t.id),
+                    BelowReason::OutOfMemoryBackoff,
+                ))
+            } else if t.plan.tier != t.tier {
+                rebuild(t, ctx, room)
+            } else {
+                grow_texture(t, ctx, room)
+            }
+        };
+        steps.extend(step);
+    }
+    steps
+}
+
+/// Grows a texture by its arrived levels next to its finest resident one.
+fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Option<Step> {
+    // without GPU copies the kept levels are uploaded again with the new ones
+    let reupload: u64 = t
+        .shadow
+        .map_or(0, |s| s.values().map(|l| l.data.len() as u64).sum());
+    let (mut take, mut bytes, mut count, mut hold) = (t.first, reupload, 0u32, None);
+    while take > t.plan.target {
+        let Some(img) = t.pending.get(&(take - 1)) else {
+            break;
+        };
+        if !room.fits(img.data.len() as u64, bytes, count) {
+            hold = Some(BelowReason::UploadCap);
+            break;
+        }
+        bytes += img.data.len() as u64;
+        count += 1;
+        take -= 1;
+    }
+    if take == t.first {
+        return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
+    }
+    let mut step = build(t, take, t.tier, (take..t.first).collect(), true, ctx, room);
+    step.hold = step.hold.or(hold);
+    Some(step)
+}
+
+/// Rebuilds a texture in another tier from the new tier's arrived levels,
+/// from its tail up as far towards the target as this frame allows.
+fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Option<Step> {
+    let tier = t.plan.tier;
+    if t.pending_tier != tier {
+        return None;
+    }
+    let n = t.geometry.levels;
+    let (mut take, mut bytes, mut count, mut hold) = (n, 0u64, 0u32, None);
+    while take > t.plan.target {
+        let Some(img) = t.pending.get(&(take - 1)) else {
+            break;
+        };
+        if !room.fits(img.data.len() as u64, bytes, count) {
+            hold = Some(BelowReason::UploadCap);
+            break;
+        }
+        bytes += img.data.len() as u64;
+        count += 1;
+        take -= 1;
+    }
+    if take > t.tail {
+        // the new tier's tail has not arrived (or does not fit) yet
+        return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
+    }
+    let mut step = build(t, take, tier, (take..n).collect(), false, ctx, room);
+    step.hold = step.hold.or(hold);
+    Some(step)
+}
+
+/// A texture for levels `first..` in `tier` from the arrived `levels` (and
+/// the resident ones when `keep_old`), if it fits beside everything held.
+fn build(
+    t: &TextureFacts<'_>,
+    first: u32,
+    tier: Tier,
+    levels: Vec<u32>,
+    keep_old: bool,
+    ctx: &mut Context,
+    room: &mut UploadRoom,
+) -> Step {
+    let asset = Asset::Texture(t.id);
+    let shape = t.geometry.shape(first, tier);
+    let upload: u64 = levels.iter().map(|l| t.pending[l].data.len() as u64).sum();
+    let fits = |books: &Books| books.accounted() + shape.bytes() + upload <= ctx.hard_budget;
+    let mut books = ctx.books.clone();
+    let trim_pool = !fits(&books);
+    if trim_pool {
+        books.pool.trim(0);
+    }
+    if !fits(&books) {
+        let mut step = Step::hold(asset, BelowReason::Budget);
+        step.op = trim_pool.then_some(Op::TrimPool);
+        // a prefetch that does not fit waits; only what the views need
+        // makes later plans leave room
+        if !t.plan.prefetch {
+            step.headroom = headroom(ctx, &books, t.held_bytes() + upload);
+        }
+        ctx.books = books;
+        return step;
+    }
+    let kept: (u64, u32) = match (t.shadow, keep_old) {
+        (Some(s), true) => (
+            s.values().map(|l| l.data.len() as u64).sum(),
+            s.len() as u32,
+        ),
+        _ => (0, 0),
+    };
+    books.create(shape);
+    books.stage(upload + kept.0);
+    books.release(t.geometry.shape(t.first, t.tier));
+    ctx.books = books;
+    let taken = (upload + kept.0, levels.len() as u32 + kept.1);
+    room.take(taken.0, taken.1);
+    Step::op(
+        asset,
+        Op::BuildTexture {
+            id: t.id,
+            first,
+            tier,
+            levels,
+            keep_old,
+            trim_pool,
+        },
+        Some(taken),
+    )
+}
+
+/// Swaps in a mesh's arrived LOD if the upload room and the budget allow.
+fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<Step> {
+    let asset = Asset::Mesh(m.id);
+    if ctx.paused {
+        return Some(Step::hold(asset, BelowReason::OutOfMemoryBackoff));
+    }
+    let d = m.pending?;
+    if !room.fits(d.upload, 0, 0) {
+        return Some(Step::hold(asset, BelowReason::UploadCap));
+    }
+    // the new buffers and their staging beside everything held; the old
+    // detail is released first unless a cross-fade keeps it
+    let old = m.detail.map_or(0, |(_, b)| b);
+    let kept = if ctx.cross_fade { old } else { 0 };
+    if ctx.books.accounted().saturating_sub(old) + kept + d.bytes + d.upload > ctx.hard_budget {
+        let mut step = Step::hold(asset, BelowReason::Budget);
+        // the new buffers are in the plan; the staging and a kept old
+        // detail are not. Detail finer than the views want is spare: it
+        // waits instead of making later plans leave room.
+        if m.plan.target >= m.plan.wanted {
+            step.headroom = headroom(ctx, &ctx.books, kept + d.upload);
+        }
+        return Some(step);
+    }
+    if ctx.cross_fade {
+        ctx.books.release_mesh(m.fading);
+    } else {
+        ctx.books.release_mesh(old);
+    }
+    ctx.books.create_mesh(d.bytes, d.upload);
+    room.take(d.upload, 1);
+    Some(Step::op(
+        asset,
+        Op::SwapMeshLod { id: m.id },
+        Some((d.upload, 1)),
+    ))
+}
+
+/// The headroom a blocked growth asks later plans for: only when nothing
+/// else explains the block (no upload staged this frame, nothing held above
+/// the plan); the plan keeps room for one growth, not for all of a frame's.
+fn headroom(ctx: &Context, books: &Books, bytes: u64) -> Option<u64> {
+    let plan = ctx.plan_bytes + books.pool.bytes();
+    (books.staging == 0 && books.accounted() <= plan).then_some(bytes)
+}
+
+#[cfg(test)]
+mod tests;

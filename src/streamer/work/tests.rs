@@ -1,0 +1,620 @@
+//! The decisions on the CPU alone: hand-made cases for each rule, and a
+//! property test driving random registrations, removals, budgets, plans and
+//! arrivals through the three phases against a fake store (a table and its
+//! books), checking after every op that the store's books are what the
+//! decisions expected and that the rules hold.
+
+use super::*;
+use crate::gpu::books::Pool;
+use proptest::prelude::*;
+
+const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+/// A square RGBA8 texture of `2^top` texels (levels 0..=top).
+fn geometry(top: u32) -> Geometry {
+    Geometry {
+        width: 1 << top,
+        height: 1 << top,
+        layers: 1,
+        levels: top + 1,
+        formats: [FORMAT, wgpu::TextureFormat::Rgba8Unorm],
+    }
+}
+
+fn level(g: &Geometry, l: u32) -> LevelImage {
+    let w = (g.width >> l).max(1);
+    LevelImage {
+        level: l,
+        width: w,
+        height: w,
+        images: 1,
+        format: FORMAT,
+        bytes_per_row: w * 4,
+        rows_per_image: w,
+        data: vec![0; (w * w * 4) as usize],
+    }
+}
+
+fn books(pool: u64) -> Books {
+    Books {
+        textures: 0,
+        meshes: 0,
+        staging: 0,
+        pool: Pool::new(pool),
+    }
+}
+
+fn ctx(books: Books, budget: u64) -> Context {
+    Context {
+        books,
+        hard_budget: budget,
+        paused: false,
+        cross_fade: false,
+        plan_bytes: 0,
+    }
+}
+
+/// A texture in the fake table.
+#[derive(Debug, Clone)]
+struct Tex {
+    id: TextureId,
+    g: Geometry,
+    first: u32,
+    tier: Tier,
+    tail: u32,
+    plan: TexturePlan,
+    pending_tier: Tier,
+    pending: BTreeMap<u32, LevelImage>,
+}
+
+impl Tex {
+    fn new(slot: u32, top: u32, tail: u32) -> Self {
+        Self {
+            id: crate::ids::test_id(slot),
+            g: geometry(top),
+            first: tail,
+            tier: Tier::Full,
+            tail,
+            plan: TexturePlan {
+                target: tail,
+                wanted: tail,
+                ..Default::default()
+            },
+            pending_tier: Tier::Full,
+            pending: BTreeMap::new(),
+        }
+    }
+
+    fn planned(mut self, target: u32, priority: f32) -> Self {
+        self.plan.target = target;
+        self.plan.wanted = target;
+        self.plan.priority = priority;
+        self
+    }
+
+    fn arrived(mut self, levels: impl IntoIterator<Item = u32>) -> Self {
+        for l in levels {
+            self.pending.insert(l, level(&self.g, l));
+        }
+        self
+    }
+
+    fn bytes(&self) -> u64 {
+        self.g.shape(self.first, self.tier).bytes()
+    }
+
+    fn facts(&self) -> TextureFacts<'_> {
+        TextureFacts {
+            id: self.id,
+            plan: self.plan,
+            geometry: self.g,
+            first: self.first,
+            tier: self.tier,
+            tail: self.tail,
+            pending_tier: self.pending_tier,
+            pending: &self.pending,
+            shadow: None,
+        }
+    }
+}
+
+/// The three phases on `textures` (no meshes), applied to the fake table
+/// as the store would; returns every step.
+fn frame(textures: &mut [Tex], ctx: &mut Context, room: &mut UploadRoom) -> Vec<Step> {
+    let mut all = Vec::new();
+    let facts: Vec<_> = textures.iter().map(Tex::facts).collect();
+    let steps = shrink_textures(&facts, ctx, room, &BTreeSet::new());
+    drop(facts);
+    apply_fake(textures, &steps);
+    all.extend(steps);
+    let facts: Vec<_> = textures.iter().map(Tex::facts).collect();
+    let steps = grow(&facts, &[], ctx, room);
+    drop(facts);
+    apply_fake(textures, &steps);
+    all.extend(steps);
+    all
+}
+
+fn apply_fake(textures: &mut [Tex], steps: &[Step]) {
+    for s in steps {
+        match &s.op {
+            Some(Op::ShrinkTexture { id, to }) => {
+                let t = textures.iter_mut().find(|t| t.id == *id).unwrap();
+                t.first = *to;
+            }
+            Some(Op::BuildTexture {
+                id,
+                first,
+                tier,
+                levels,
+                ..
+            }) => {
+                let t = textures.iter_mut().find(|t| t.id == *id).unwrap();
+                for l in levels {
+                    assert!(
+                        t.pending.remove(l).is_some(),
+                        "built from a level that had not arrived"
+                    );
+                }
+                t.first = *first;
+                t.tier = *tier;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn held(steps: &[Step], id: TextureId) -> Option<BelowReason> {
+    steps
+        .iter()
+        .filter(|s| s.asset == Asset::Texture(id))
+        .find_map(|s| s.hold.clone())
+}
+
+fn built(steps: &[Step], id: TextureId) -> bool {
+    steps
+        .iter()
+        .any(|s| s.asset == Asset::Texture(id) && matches!(s.op, Some(Op::BuildTexture { .. })))
+}
+
+#[test]
+fn growth_stays_within_the_upload_cap_and_a_large_level_goes_alone_first() {
+    // two 64-texel textures at their 8-texel tail, levels 2 (1 KiB) down to
+    // 0 (16 KiB) arrived; highest priority first
+    let mut ts = vec![
+        Tex::new(0, 6, 3).planned(0, 2.0).arrived(0..3),
+        Tex::new(1, 6, 3).planned(0, 1.0).arrived(0..3),
+    ];
+    let b = ts.iter().map(Tex::bytes).sum();
+    let mut c = ctx(
+        Books {
+            textures: b,
+            ..books(0)
+        },
+        u64::MAX / 4,
+    );
+    // room for 5.5 KiB: texture 0 takes levels 2 and 1 (1 + 4 KiB), its
+    // level 0 waits, and texture 1's 1 KiB level 2 no longer fits
+    let mut room = UploadRoom::new((5 << 10) + 512, 32);
+    let steps = frame(&mut ts, &mut c, &mut room);
+    assert_eq!((ts[0].first, ts[1].first), (1, 3));
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::UploadCap));
+    assert_eq!(held(&steps, ts[1].id), Some(BelowReason::UploadCap));
+    // a room smaller than one level: the first level of the frame goes alone
+    let mut room = UploadRoom::new(100, 32);
+    frame(&mut ts, &mut c, &mut room);
+    assert_eq!((ts[0].first, ts[1].first), (0, 3), "16 KiB went alone");
+    // the level cap too
+    let mut room = UploadRoom::new(1 << 30, 1);
+    frame(&mut ts, &mut c, &mut room);
+    assert_eq!(ts[1].first, 2, "one level");
+}
+
+#[test]
+fn shrinks_free_memory_before_anything_grows() {
+    // texture 0 holds level 0 (21.3 KiB) but is planned at its tail;
+    // texture 1 wants level 0 and has it: only the shrink makes room
+    let mut ts = vec![
+        Tex::new(0, 6, 3).planned(3, 0.0),
+        Tex::new(1, 6, 3).planned(0, 1.0).arrived(0..3),
+    ];
+    ts[0].first = 0;
+    let held_now: u64 = ts.iter().map(Tex::bytes).sum();
+    let full = geometry(6).shape(0, Tier::Full).bytes();
+    let tail = geometry(6).shape(3, Tier::Full).bytes();
+    assert_eq!(held_now, full + tail);
+    // room for two tails, a full texture and its new levels' staging: the
+    // growth fits only once texture 0 has given its levels back
+    let upload: u64 = (0..3)
+        .map(|l| level(&geometry(6), l).data.len() as u64)
+        .sum();
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        2 * tail + full + upload,
+    );
+    let mut room = UploadRoom::new(1 << 30, 32);
+    let steps = frame(&mut ts, &mut c, &mut room);
+    let first_build = steps
+        .iter()
+        .position(|s| matches!(s.op, Some(Op::BuildTexture { .. })));
+    let first_shrink = steps
+        .iter()
+        .position(|s| matches!(s.op, Some(Op::ShrinkTexture { .. })));
+    assert!(first_shrink.unwrap() < first_build.expect("texture 1 grew"));
+    assert_eq!((ts[0].first, ts[1].first), (3, 0));
+    assert!(c.books.accounted() <= c.hard_budget);
+}
+
+#[test]
+fn a_growth_that_does_not_fit_waits_and_asks_for_headroom_unless_something_explains_it() {
+    let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
+    let tail = ts[0].bytes();
+    // far too small a budget
+    let mut c = ctx(
+        Books {
+            textures: tail,
+            ..books(0)
+        },
+        tail + 1000,
+    );
+    c.plan_bytes = tail + 1000;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(ts[0].first, 3);
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
+    let asked = steps
+        .iter()
+        .find_map(|s| s.headroom)
+        .expect("headroom asked");
+    let upload: u64 = (0..3)
+        .map(|l| level(&geometry(6), l).data.len() as u64)
+        .sum();
+    assert_eq!(
+        asked,
+        tail + upload,
+        "the old texture and the staged levels"
+    );
+    // with uploads staged this frame the block may be theirs: no headroom
+    c.books.staging = 10;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(steps.iter().all(|s| s.headroom.is_none()));
+    // a prefetch never asks
+    c.books.staging = 0;
+    ts[0].plan.prefetch = true;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(steps.iter().all(|s| s.headroom.is_none()));
+}
+
+#[test]
+fn a_growth_that_fits_only_without_the_pool_drops_the_pool_first() {
+    let mut ts = vec![Tex::new(0, 6, 3).planned(2, 1.0).arrived([2])];
+    let tail = ts[0].bytes();
+    let mut b = books(1 << 20);
+    b.textures = tail;
+    // 4 KiB of an unrelated shape pooled
+    b.pool.put(geometry(5).shape(0, Tier::Full), ());
+    let pooled = b.pool.bytes();
+    let need = geometry(6).shape(2, Tier::Full).bytes() + level(&geometry(6), 2).data.len() as u64;
+    let mut c = ctx(b, tail + need + pooled - 1);
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(steps.iter().any(|s| matches!(
+        s.op,
+        Some(Op::BuildTexture {
+            trim_pool: true,
+            ..
+        })
+    )));
+    assert_eq!(ts[0].first, 2);
+    assert_eq!(
+        c.books.pool.bytes(),
+        tail,
+        "the old tail pooled after the swap"
+    );
+}
+
+#[test]
+fn a_tier_switch_shrinks_in_its_tier_first_and_rebuilds_from_the_new_tail_up() {
+    // held: level 0 in the full tier; planned: level 1 in the compact tier
+    let mut t = Tex::new(0, 6, 3).planned(1, 1.0);
+    t.g.formats[1] = wgpu::TextureFormat::R8Unorm; // a quarter of the bytes
+    t.first = 0;
+    t.plan.tier = Tier::Compact;
+    t.pending_tier = Tier::Compact;
+    let mut ts = vec![t];
+    let held_now = ts[0].bytes();
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        u64::MAX / 4,
+    );
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    // the compact plan pays for what level 2 holds in full: shrink to it
+    let planned = geometry(6).shape(1, Tier::Full).bytes() / 4;
+    assert!(ts[0].g.shape(2, Tier::Full).bytes() <= planned);
+    assert_eq!((ts[0].first, ts[0].tier), (2, Tier::Full));
+    assert!(
+        !built(&steps, ts[0].id),
+        "nothing of the new tier has arrived"
+    );
+    // the new tier's levels below its tail are not enough: the tail first
+    let g = ts[0].g;
+    ts[0].pending.insert(
+        2,
+        LevelImage {
+            format: wgpu::TextureFormat::R8Unorm,
+            ..level(&g, 2)
+        },
+    );
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(!built(&steps, ts[0].id));
+    for l in [1, 3, 4, 5, 6] {
+        ts[0].pending.insert(l, level(&g, l));
+    }
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(steps.iter().any(|s| matches!(
+        &s.op,
+        Some(Op::BuildTexture { tier: Tier::Compact, keep_old: false, first: 1, levels, .. }) if levels == &vec![1, 2, 3, 4, 5, 6]
+    )));
+    assert_eq!((ts[0].first, ts[0].tier), (1, Tier::Compact));
+}
+
+#[test]
+fn growth_waits_out_an_out_of_memory_back_off() {
+    let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
+    let tail = ts[0].bytes();
+    let mut c = ctx(
+        Books {
+            textures: tail,
+            ..books(0)
+        },
+        u64::MAX / 4,
+    );
+    c.paused = true;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(ts[0].first, 3);
+    assert_eq!(
+        held(&steps, ts[0].id),
+        Some(BelowReason::OutOfMemoryBackoff)
+    );
+}
+
+fn mesh(slot: u32, detail: Option<(u32, u64)>, target: u32, wanted: u32) -> MeshFacts {
+    MeshFacts {
+        id: crate::ids::test_id(slot),
+        plan: MeshPlan {
+            target,
+            wanted,
+            priority: 1.0,
+            ..Default::default()
+        },
+        coarsest: 3,
+        detail,
+        fading: 0,
+        pending: None,
+    }
+}
+
+#[test]
+fn meshes_drop_detail_when_planned_coarsest_and_at_once_over_budget() {
+    let mut c = ctx(
+        Books {
+            meshes: 1000,
+            ..books(0)
+        },
+        10_000,
+    );
+    // planned at the coarsest: the detail goes (fading if fades are on)
+    let steps = shrink_meshes(&[mesh(0, Some((1, 600)), 3, 3)], &mut c);
+    assert!(matches!(
+        steps[0].op,
+        Some(Op::DropMeshDetail { at_once: false, .. })
+    ));
+    assert_eq!(c.books.meshes, 400);
+    // planned coarser but not the coarsest: kept until the planned LOD arrives...
+    let mut c = ctx(
+        Books {
+            meshes: 1000,
+            ..books(0)
+        },
+        10_000,
+    );
+    assert!(shrink_meshes(&[mesh(0, Some((1, 600)), 2, 2)], &mut c).is_empty());
+    // ...unless the budget is exceeded
+    let mut c = ctx(
+        Books {
+            meshes: 1000,
+            ..books(0)
+        },
+        900,
+    );
+    let steps = shrink_meshes(&[mesh(0, Some((1, 600)), 2, 2)], &mut c);
+    assert!(matches!(
+        steps[0].op,
+        Some(Op::DropMeshDetail { at_once: true, .. })
+    ));
+}
+
+#[test]
+fn an_arrived_mesh_lod_swaps_in_when_it_fits_beside_everything() {
+    let arrived = PendingLod {
+        lod: 1,
+        bytes: 500,
+        upload: 480,
+    };
+    let m = MeshFacts {
+        pending: Some(arrived),
+        ..mesh(0, Some((2, 200)), 1, 1)
+    };
+    // held 1000 (200 of it the old detail, released first): 800 + 500 + 480
+    let mut c = ctx(
+        Books {
+            meshes: 1000,
+            ..books(0)
+        },
+        1780,
+    );
+    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(matches!(steps[0].op, Some(Op::SwapMeshLod { .. })));
+    assert_eq!(c.books.accounted(), 800 + 500 + 480);
+    // a cross-fade keeps the old detail: no longer fits
+    let mut c = ctx(
+        Books {
+            meshes: 1000,
+            ..books(0)
+        },
+        1780,
+    );
+    c.cross_fade = true;
+    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(steps[0].hold, Some(BelowReason::Budget));
+    assert_eq!(
+        steps[0].headroom, None,
+        "held bytes above the plan explain it"
+    );
+}
+
+/// What one frame of the property test does.
+#[derive(Debug, Clone)]
+enum Event {
+    Register { top: u32 },
+    Remove { which: usize },
+    Budget { kib: u64 },
+    Plan { seed: u64 },
+    Frame { cap_kib: u64, levels: u32 },
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        2 => (4u32..9).prop_map(|top| Event::Register { top }),
+        1 => any::<usize>().prop_map(|which| Event::Remove { which }),
+        1 => (8u64..600).prop_map(|kib| Event::Budget { kib }),
+        3 => any::<u64>().prop_map(|seed| Event::Plan { seed }),
+        4 => (1u64..128, 1u32..8).prop_map(|(cap_kib, levels)| Event::Frame { cap_kib, levels }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, .. ProptestConfig::default() })]
+
+    /// Whatever happens: after every op the fake store's books are what the
+    /// decisions expected; nothing grows past the budget (only shrinks run
+    /// while above it); a frame's uploads stay within the cap (one level may
+    /// go alone as the frame's first); every texture keeps its tail and grows
+    /// only by levels that arrived.
+    #[test]
+    fn decisions_hold_on_a_fake_store(events in prop::collection::vec(event(), 1..60)) {
+        let mut table: Vec<Tex> = Vec::new();
+        let mut store = books(64 << 10);
+        let mut budget = 256u64 << 10;
+        let mut next_slot = 0;
+        for e in events {
+            match e {
+                Event::Register { top } => {
+                    let t = Tex::new(next_slot, top, top.min(3));
+                    next_slot += 1;
+                    store.create(t.g.shape(t.first, t.tier));
+                    table.push(t);
+                }
+                Event::Remove { which } if !table.is_empty() => {
+                    let t = table.remove(which % table.len());
+                    store.release(t.g.shape(t.first, t.tier));
+                }
+                Event::Remove { .. } => {}
+                Event::Budget { kib } => budget = kib << 10,
+                Event::Plan { seed } => {
+                    // every texture a new target and priority; some of the
+                    // levels between the target and what it holds arrive
+                    let mut rng = seed | 1;
+                    let mut next = move || {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        rng
+                    };
+                    for t in &mut table {
+                        t.plan.target = (next() % (t.tail as u64 + 1)) as u32;
+                        t.plan.priority = (next() % 100) as f32;
+                        t.plan.prefetch = next() % 4 == 0;
+                        let g = t.g;
+                        for l in t.plan.target..t.first {
+                            if next() % 3 != 0 {
+                                t.pending.insert(l, level(&g, l));
+                            }
+                        }
+                    }
+                }
+                Event::Frame { cap_kib, levels } => {
+                    let cap = cap_kib << 10;
+                    let mut room = UploadRoom::new(cap, levels);
+                    let (mut uploaded, mut uploads, mut first_upload) = (0u64, 0u32, None);
+                    let before = store.accounted();
+                    for phase in 0..2 {
+                        let mut c = ctx(store.clone(), budget);
+                        let facts: Vec<_> = table.iter().map(Tex::facts).collect();
+                        let steps = if phase == 0 {
+                            shrink_textures(&facts, &mut c, &mut room.clone(), &BTreeSet::new())
+                        } else {
+                            grow(&facts, &[], &mut c, &mut room.clone())
+                        };
+                        drop(facts);
+                        for s in &steps {
+                            let grows = matches!(s.op, Some(Op::BuildTexture { .. }));
+                            if let Some(Op::TrimPool) | Some(Op::BuildTexture { trim_pool: true, .. }) = &s.op {
+                                store.pool.trim(0);
+                            }
+                            match &s.op {
+                                Some(Op::ShrinkTexture { id, to }) => {
+                                    let t = table.iter_mut().find(|t| t.id == *id).unwrap();
+                                    store.create(t.g.shape(*to, t.tier));
+                                    store.release(t.g.shape(t.first, t.tier));
+                                    t.first = *to;
+                                }
+                                Some(Op::BuildTexture { id, first, tier, levels, .. }) => {
+                                    let t = table.iter_mut().find(|t| t.id == *id).unwrap();
+                                    let mut bytes = 0;
+                                    for l in levels {
+                                        let img = t.pending.remove(l);
+                                        prop_assert!(img.is_some(), "built from a level that had not arrived");
+                                        bytes += img.unwrap().data.len() as u64;
+                                    }
+                                    store.create(t.g.shape(*first, *tier));
+                                    store.stage(bytes);
+                                    store.release(t.g.shape(t.first, t.tier));
+                                    t.first = *first;
+                                    t.tier = *tier;
+                                }
+                                _ => {}
+                            }
+                            if grows {
+                                prop_assert!(store.accounted() <= budget, "grew past the budget: {} > {budget}", store.accounted());
+                            }
+                            if let Some((bytes, n)) = s.upload {
+                                first_upload.get_or_insert(bytes);
+                                uploaded += bytes;
+                                uploads += n;
+                                room.take(bytes, n);
+                            }
+                        }
+                        prop_assert_eq!(store.accounted(), c.books.accounted(), "the books the decisions expected");
+                        prop_assert_eq!(store.pool.bytes(), c.books.pool.bytes());
+                    }
+                    prop_assert!(uploads <= levels);
+                    prop_assert!(uploaded <= cap || uploaded == first_upload.unwrap_or(0), "{uploaded} > {cap}");
+                    for t in &table {
+                        prop_assert!(t.first <= t.tail);
+                    }
+                    if before <= budget {
+                        prop_assert!(store.accounted() <= budget);
+                    }
+                    // the GPU finishes the frame's uploads; pooled textures ripen
+                    store.staging = 0;
+                    store.pool.mark_ready();
+                }
+            }
+        }
+    }
+}
