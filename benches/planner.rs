@@ -5,7 +5,7 @@
 //! `cargo bench --bench planner`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mipstream::bench::planner::{synthetic_planner, synthetic_view};
+use mipstream::demo::bench::planner::{synthetic_planner, synthetic_view};
 use std::time::Duration;
 
 const TEXTURES: usize = 10_000;

@@ -12,7 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use glam::UVec2;
-use mipstream::scene::BuiltinScene;
+use mipstream::demo::scene::BuiltinScene;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::Streamer;
 use std::time::{Duration, Instant};

@@ -16,8 +16,8 @@
 
 use glam::UVec2;
 use image::RgbaImage;
-use mipstream::render::{DrawBox, SceneRenderer, ViewMode};
-use mipstream::scene::BuiltinScene;
+use mipstream::demo::render::{DrawBox, SceneRenderer, ViewMode};
+use mipstream::demo::scene::BuiltinScene;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::{gpu, Streamer};
 use std::time::Instant;

@@ -29,7 +29,8 @@
 //! window cannot open; the error says to use `--headless` or `xvfb-run`.
 
 use glam::UVec2;
-use mipstream::viewer::{run_headless, run_window, Mode, ViewerOptions};
+use mipstream::demo::source::SceneSource;
+use mipstream::demo::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
 const USAGE: &str = "usage: viewer [--scene PATH] [--cross-fade N] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
 [--at SECONDS] [--mode normal|heatmap|split] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
@@ -68,7 +69,12 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
                     dim(h).ok_or(format!("--size {v}: height 16 to 8192"))?,
                 );
             }
-            "--scene" => o.scene = Some(value()?.into()),
+            "--scene" => {
+                let shared = std::env::var_os("MIPSTREAM_SHARED_DATA")
+                    .map_or_else(|| "../shared/data".into(), std::path::PathBuf::from);
+                o.scene =
+                    SceneSource::parse(&value()?, &shared).map_err(|e| format!("--scene {e}"))?;
+            }
             "--path" => o.path = true,
             "--at" => {
                 let v = value()?;

@@ -43,13 +43,13 @@
 //! # }
 //! ```
 
-#[cfg(feature = "bench")]
-pub mod bench;
 mod blocks;
 pub mod container;
 #[cfg(feature = "cook")]
 pub mod cook;
 pub mod decode;
+#[cfg(feature = "scene")]
+pub mod demo;
 pub mod fault;
 pub mod format;
 pub mod gpu;
@@ -57,19 +57,9 @@ mod ids;
 pub mod kinds;
 pub mod mesh;
 pub mod plan;
-#[cfg(feature = "scene")]
-pub mod render;
-#[cfg(feature = "gltf")]
-pub mod render_mesh;
-#[cfg(feature = "scene")]
-pub mod scene;
-#[cfg(feature = "bench")]
-pub mod soak;
 pub mod source;
 pub mod streamer;
 pub mod transcode;
-#[cfg(feature = "viewer")]
-pub mod viewer;
 pub mod worker;
 
 pub use container::{OpenError, TextureFile, TextureInfo};

@@ -361,7 +361,7 @@ fn failing_transcodes_and_refused_allocations_degrade_and_recover() {
 /// panics or leaks, and the scene recovers.
 #[test]
 fn a_short_soak_with_every_fault_passes() {
-    use mipstream::soak::{self, FaultSet, SoakOptions};
+    use mipstream::demo::soak::{self, FaultSet, SoakOptions};
     let options = SoakOptions {
         frames: 400,
         seed: 9,

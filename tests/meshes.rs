@@ -449,9 +449,9 @@ fn mutated_mesh_files_never_panic() {
 // FlightHelmet streamed: textures and meshes under one budget, rendered.
 
 use glam::{UVec2, Vec3};
-use mipstream::mesh::reference::ReferenceScene;
-use mipstream::mesh::scene::StreamedScene;
-use mipstream::render_mesh::{MeshDraw, MeshRenderer, BACKGROUND};
+use mipstream::demo::gltf_scene::StreamedScene;
+use mipstream::demo::reference::ReferenceScene;
+use mipstream::demo::render_mesh::{MeshDraw, MeshRenderer, BACKGROUND};
 use mipstream::{Budget, Streamer, StreamerOptions, View};
 use std::time::Duration;
 
@@ -717,10 +717,11 @@ fn flying_away_from_the_helmet_and_back_drops_and_restores_meshes_and_textures()
 
 #[test]
 fn the_benchmark_runs_on_the_cooked_helmet_with_meshes_streamed() {
-    use mipstream::bench::{self, BenchOptions, BenchScene, Strategy};
+    use mipstream::demo::bench::{self, BenchOptions, Strategy};
+    use mipstream::demo::source::SceneSource;
     let (out, _) = cooked_helmet();
     let opts = BenchOptions {
-        scene: BenchScene::Gltf(out.join("scene.json")),
+        scene: SceneSource::Gltf(out.join("scene.json")),
         frames: 16,
         quality_every: 4,
         size: UVec2::new(128, 72),
@@ -762,11 +763,12 @@ fn the_benchmark_runs_on_the_cooked_helmet_with_meshes_streamed() {
 
 #[test]
 fn the_viewer_shows_a_cooked_gltf_scene_headless() {
-    use mipstream::viewer::{run_headless, ViewerOptions};
+    use mipstream::demo::source::SceneSource;
+    use mipstream::demo::viewer::{run_headless, ViewerOptions};
     let (out, _) = cooked_helmet();
     let shot = common::output_dir().join("viewer-flighthelmet.png");
     let summary = run_headless(&ViewerOptions {
-        scene: Some(out.join("scene.json")),
+        scene: SceneSource::Gltf(out.join("scene.json")),
         frames: 20,
         size: UVec2::new(320, 180),
         ui: false,

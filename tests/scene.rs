@@ -6,8 +6,8 @@ mod common;
 
 use glam::UVec2;
 use image::RgbaImage;
-use mipstream::render::{DrawBox, SceneRenderer, ViewMode};
-use mipstream::scene::BuiltinScene;
+use mipstream::demo::render::{DrawBox, SceneRenderer, ViewMode};
+use mipstream::demo::scene::BuiltinScene;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::{Streamer, TextureId, View};
 use std::sync::OnceLock;

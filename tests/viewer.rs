@@ -7,8 +7,9 @@ mod common;
 
 use glam::UVec2;
 use image::RgbaImage;
-use mipstream::viewer::egui::RawInput;
-use mipstream::viewer::{Mode, Viewer, ViewerOptions};
+use mipstream::demo::source::SceneSource;
+use mipstream::demo::viewer::egui::RawInput;
+use mipstream::demo::viewer::{Mode, Viewer, ViewerOptions};
 use std::time::Duration;
 
 const SIZE: UVec2 = UVec2::new(192, 108);
@@ -19,7 +20,7 @@ fn viewer(options: ViewerOptions) -> Viewer {
         cache_dir: common::repo().join("target/mipstream-cache"),
         ..options
     };
-    Viewer::new(&g.device, &g.queue, g.describe(), &options, |_, _| {}).unwrap()
+    Viewer::new(&g.device, &g.queue, g.describe(), &options, |_, _, _| {}).unwrap()
 }
 
 fn frame(v: &mut Viewer) -> RgbaImage {
@@ -273,7 +274,7 @@ fn a_folder_of_ktx2_textures_is_a_scene() {
         size: UVec2::new(640, 360),
         ui: false,
         budget_mb: Some(0.5),
-        scene: Some(dir),
+        scene: SceneSource::Textures(dir),
         ..Default::default()
     });
     assert_eq!(v.streamer().texture_ids().len(), 51);
@@ -296,21 +297,22 @@ fn a_folder_of_ktx2_textures_is_a_scene() {
         psnr > 15.0 && psnr < 60.0,
         "{psnr:.1} dB: 0.5 MiB of 65 blurs, but shows the same picture"
     );
-    // glTF is refused with a typed error that says what works
+    // a scene that is not there is a typed error naming it
     let g = common::gpu();
     let err = Viewer::new(
         &g.device,
         &g.queue,
         g.describe(),
         &ViewerOptions {
-            scene: Some("scene.gltf".into()),
+            scene: SceneSource::Gltf("no-such-scene.gltf".into()),
             ..Default::default()
         },
-        |_, _| {},
+        |_, _, _| {},
     )
     .unwrap_err();
     assert!(
-        matches!(err, mipstream::viewer::ViewerError::UnsupportedScene { .. }),
+        matches!(err, mipstream::demo::viewer::ViewerError::Source(_)),
         "{err}"
     );
+    assert!(err.to_string().contains("no-such-scene.gltf"), "{err}");
 }

@@ -382,8 +382,9 @@ fn smooth_normals(vertices: &mut [Vertex], indices: &[u32]) {
     }
 }
 
-/// The encoded bytes of an image (PNG, JPEG or KTX2).
-pub(crate) fn image_bytes(
+/// The encoded bytes of an image of the glTF `name` (PNG, JPEG or KTX2),
+/// from its buffer view or its file beside `base`.
+pub fn image_bytes(
     name: &str,
     image: &gltf::Image<'_>,
     base: &Path,

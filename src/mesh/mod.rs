@@ -6,10 +6,6 @@ pub mod container;
 #[cfg(feature = "gltf")]
 pub mod lod;
 #[cfg(feature = "gltf")]
-pub mod reference;
-#[cfg(feature = "gltf")]
-pub mod scene;
-#[cfg(feature = "gltf")]
 pub mod scene_file;
 
 pub use container::{

@@ -1,7 +1,8 @@
 //! `mipstream bench` and `mipstream bench-planner`.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mipstream::bench::{self, BenchOptions, BenchScene, BudgetBasis};
+use mipstream::demo::bench::{self, BenchOptions, BudgetBasis};
+use mipstream::demo::source::SceneSource;
 use std::path::PathBuf;
 
 /// Arguments of `mipstream bench`.
@@ -95,43 +96,11 @@ pub(crate) fn backends(name: &Option<String>) -> Result<Option<wgpu::Backends>, 
     }
 }
 
-fn scene(args: &BenchArgs) -> Result<BenchScene, String> {
+fn scene(args: &BenchArgs) -> Result<SceneSource, String> {
     if let Some(dir) = &args.textures {
-        return Ok(BenchScene::Textures(dir.clone()));
+        return Ok(SceneSource::Textures(dir.clone()));
     }
-    match args.scene.as_str() {
-        "default" => Ok(BenchScene::Builtin),
-        "sponza" => {
-            let dir = shared_data().join("sponza-textures");
-            if !dir.is_dir() {
-                return Err(format!(
-                    "--scene sponza: {} not found (set MIPSTREAM_SHARED_DATA to the shared data folder)",
-                    dir.display()
-                ));
-            }
-            Ok(BenchScene::Textures(dir))
-        }
-        path => {
-            let p = PathBuf::from(path);
-            if p.is_dir() {
-                Ok(BenchScene::Textures(p))
-            } else if [".gltf", ".glb", ".json"]
-                .iter()
-                .any(|x| path.to_ascii_lowercase().ends_with(x))
-            {
-                if p.is_file() {
-                    Ok(BenchScene::Gltf(p))
-                } else {
-                    Err(format!("--scene {path}: no such file"))
-                }
-            } else {
-                Err(format!(
-                    "--scene {path}: expected default, sponza, a folder of KTX2 textures, \
-                     a .gltf/.glb scene or a cooked scene.json"
-                ))
-            }
-        }
-    }
+    SceneSource::parse(&args.scene, &shared_data()).map_err(|e| format!("--scene {e}"))
 }
 
 pub(crate) fn run(args: BenchArgs) -> Result<(), String> {

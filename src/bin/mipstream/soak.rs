@@ -1,7 +1,8 @@
 //! `mipstream soak`.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mipstream::soak::{self, FaultSet, SoakOptions, SoakScene};
+use mipstream::demo::soak::{self, FaultSet, SoakOptions};
+use mipstream::demo::source::SceneSource;
 use std::path::PathBuf;
 
 /// Arguments of `mipstream soak`.
@@ -31,25 +32,8 @@ pub(crate) struct SoakArgs {
 }
 
 pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
-    let scene = match args.scene.as_str() {
-        "default" => SoakScene::Builtin,
-        "sponza" => {
-            let dir = crate::bench::shared_data().join("sponza-textures");
-            if !dir.is_dir() {
-                return Err(format!(
-                    "--scene sponza: {} not found (set MIPSTREAM_SHARED_DATA to the shared data folder)",
-                    dir.display()
-                ));
-            }
-            SoakScene::Textures(dir)
-        }
-        path if PathBuf::from(path).is_dir() => SoakScene::Textures(PathBuf::from(path)),
-        path => {
-            return Err(format!(
-                "--scene {path}: expected default, sponza or a folder of KTX2 textures"
-            ))
-        }
-    };
+    let scene = SceneSource::parse(&args.scene, &crate::bench::shared_data())
+        .map_err(|e| format!("--scene {e}"))?;
     let options = SoakOptions {
         scene,
         frames: args.frames,

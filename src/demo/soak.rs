@@ -21,10 +21,11 @@
 //! their loads fail, stall and have their allocations refused like textures',
 //! and the recovery compares their LODs with the fresh streamer's as well.
 
+use crate::demo::scene::{BuiltinScene, FIELD_HALF};
+use crate::demo::source::{PreparedScene, SceneSource, SourceError};
 use crate::fault::{FaultCounts, FaultRates, Faults, FaultySource};
 use crate::mesh::{write_mesh, LodData, MeshFile, Vertex};
 use crate::plan::View;
-use crate::scene::{BuiltinScene, SceneError, FIELD_HALF};
 use crate::streamer::{Budget, ObjectDesc, ObjectId, Streamer, StreamerError, StreamerOptions};
 use crate::streamer::{MeshDesc, MeshId, TextureDesc, TextureId};
 use crate::{FileSource, TextureFile};
@@ -91,20 +92,11 @@ impl FaultSet {
     }
 }
 
-/// The scene to soak.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SoakScene {
-    /// The built-in generated scene.
-    Builtin,
-    /// The built-in boxes wearing a folder of KTX2 / .basis textures.
-    Textures(PathBuf),
-}
-
 /// What [`run`] does.
 #[derive(Debug, Clone)]
 pub struct SoakOptions {
     /// The scene.
-    pub scene: SoakScene,
+    pub scene: SceneSource,
     /// Frames of abuse (the recovery phase comes after these).
     pub frames: u64,
     /// Seed of every random choice: camera, budgets, objects, faults.
@@ -132,7 +124,7 @@ pub struct SoakOptions {
 impl Default for SoakOptions {
     fn default() -> Self {
         Self {
-            scene: SoakScene::Builtin,
+            scene: SceneSource::Builtin,
             frames: 2000,
             seed: 1,
             faults: FaultSet::default(),
@@ -166,7 +158,7 @@ pub enum SoakError {
     Gpu(#[from] crate::gpu::GpuInitError),
     /// The scene could not be prepared.
     #[error(transparent)]
-    Scene(#[from] SceneError),
+    Scene(#[from] SourceError),
     /// Registering the scene failed with faults off.
     #[error(transparent)]
     Streamer(#[from] StreamerError),
@@ -577,9 +569,15 @@ pub fn run(
     if options.frames == 0 {
         return Err(SoakError::Options("--frames must be at least 1".into()));
     }
-    let scene = match &options.scene {
-        SoakScene::Builtin => BuiltinScene::load_or_cook(&options.cache_dir, |_, _| {})?,
-        SoakScene::Textures(dir) => BuiltinScene::from_texture_dir(dir)?,
+    let scene = match options.scene.prepare(&options.cache_dir, |_, _, _| {})? {
+        PreparedScene::Boxes(scene) => scene,
+        PreparedScene::Meshes { .. } => {
+            return Err(SoakError::Options(
+                "the soak runs on boxes: default, sponza or a folder of textures (its meshes \
+                 are generated)"
+                    .into(),
+            ))
+        }
     };
     let gpu = crate::gpu::headless(options.backends)?;
     let info = gpu.adapter.get_info();

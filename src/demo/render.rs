@@ -129,7 +129,7 @@ impl SceneRenderer {
         use wgpu::util::DeviceExt;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("mipstream scene"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../shaders/scene.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/scene.wgsl").into()),
         });
         let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream scene globals"),

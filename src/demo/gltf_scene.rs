@@ -6,9 +6,9 @@
 //! hands the [`MeshRenderer`] what to draw this frame: each instance with the
 //! LOD the streamer holds now.
 
-use super::scene_file::{SceneFile, SceneFileError};
-use super::{MeshError, MeshFile};
-use crate::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
+use crate::demo::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
+use crate::mesh::scene_file::{SceneFile, SceneFileError};
+use crate::mesh::{MeshError, MeshFile};
 use crate::streamer::{MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerError};
 use crate::{TextureClass, TextureId};
 use glam::{Mat4, Vec3};

@@ -6,7 +6,7 @@
 
 use crate::cook::gltf::{image_bytes, parse, read_primitives, GltfCookError};
 use crate::cook::mips::{self, MipSpace};
-use crate::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
+use crate::demo::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
 use crate::transcode::ChannelLayout;
 use glam::Mat4;
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! A minimal glTF material renderer (`shaders/mesh.wgsl`): base colour
 //! (texture times factor), a tangent-space normal map in any of mipstream's
 //! channel layouts, a sun and a hemisphere ambient. Draws whatever vertex and
-//! index buffers it is given, so the streamed scene ([`crate::mesh::scene`])
-//! and the uncooked reference ([`crate::mesh::reference`]) go through the
+//! index buffers it is given, so the streamed scene ([`crate::demo::gltf_scene`])
+//! and the uncooked reference ([`crate::demo::reference`]) go through the
 //! same shader and differ only in their data.
 //!
 //! A draw may carry a dither `fade`: the new and the old LOD of a mesh drawn
@@ -140,7 +140,7 @@ impl MeshRenderer {
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, format: wgpu::TextureFormat) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("mipstream mesh"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../shaders/mesh.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/mesh.wgsl").into()),
         });
         let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream mesh globals"),

@@ -36,11 +36,11 @@
 //! report's allocated bytes, over what the strategy's streamer added; Vulkan
 //! only, `None` on backends without them).
 //!
-//! A glTF scene (`BenchScene::Gltf`) streams its meshes too: the fixed
+//! A glTF scene (`SceneSource::Gltf`) streams its meshes too: the fixed
 //! policies then hold every mesh at LOD 0 (`full`), `bias` LODs down
 //! (`uniform_bias`) or at the LOD its screen error asks for
 //! (`distance_only`), and the camera path is the same three moves around the
-//! scene's bounds ([`crate::scene::CameraPath::around`]).
+//! scene's bounds ([`crate::demo::scene::CameraPath::around`]).
 //!
 //! Per frame and strategy it records the bytes held, bytes uploaded, the time
 //! `update()` took on the calling thread and, every `quality_every` frames,
@@ -51,11 +51,12 @@ mod plots;
 
 pub use plots::write_plots;
 
-use crate::mesh::scene::{SceneLoadError, StreamedScene};
+use crate::demo::gltf_scene::{SceneLoadError, StreamedScene};
+use crate::demo::render::{DrawBox, SceneRenderer, ViewMode};
+use crate::demo::render_mesh::{MeshRenderer, BACKGROUND};
+use crate::demo::scene::BuiltinScene;
+use crate::demo::source::{PreparedScene, SceneSource, SourceError};
 use crate::plan::Policy;
-use crate::render::{DrawBox, SceneRenderer, ViewMode};
-use crate::render_mesh::{MeshRenderer, BACKGROUND};
-use crate::scene::{BuiltinScene, CameraPath, SceneError};
 use crate::streamer::{Budget, InvariantViolation, StreamerError, StreamerOptions};
 use crate::{gpu, Streamer, TextureId};
 use glam::UVec2;
@@ -63,19 +64,6 @@ use image::RgbaImage;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// Which scene the benchmark streams.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BenchScene {
-    /// The built-in generated scene.
-    Builtin,
-    /// The built-in boxes and path wearing a folder of KTX2 textures
-    /// (`sponza`: the 51 Sponza textures in `../shared/data`).
-    Textures(PathBuf),
-    /// A glTF scene: a `.gltf`/`.glb` (cooked into the cache folder on first
-    /// use) or the `scene.json` of one cooked with `mipstream cook-gltf`.
-    Gltf(PathBuf),
-}
 
 /// The strategies, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -151,7 +139,7 @@ impl BudgetBasis {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchOptions {
     /// The scene.
-    pub scene: BenchScene,
+    pub scene: SceneSource,
     /// The budget as a fraction of `budget_basis` (used when `budget_bytes`
     /// is `None`). Default: 0.5.
     pub budget_fraction: f64,
@@ -196,7 +184,7 @@ pub struct BenchOptions {
 impl Default for BenchOptions {
     fn default() -> Self {
         Self {
-            scene: BenchScene::Builtin,
+            scene: SceneSource::Builtin,
             budget_fraction: 0.5,
             budget_basis: BudgetBasis::WorkingSet,
             budget_bytes: None,
@@ -225,10 +213,7 @@ pub enum BenchError {
     Gpu(#[from] gpu::GpuInitError),
     /// The scene could not be prepared.
     #[error(transparent)]
-    Scene(#[from] SceneError),
-    /// Cooking a glTF scene failed.
-    #[error(transparent)]
-    Cook(#[from] crate::cook::gltf::GltfCookError),
+    Scene(#[from] SourceError),
     /// Loading a cooked glTF scene failed.
     #[error(transparent)]
     Gltf(#[from] SceneLoadError),
@@ -382,36 +367,22 @@ pub struct Progress<'a> {
     pub total: usize,
 }
 
-/// The scene a benchmark streams.
-#[derive(Debug)]
-enum Loaded {
-    Boxes(BuiltinScene),
-    /// A cooked glTF scene and the path around it.
-    Meshes(PathBuf, CameraPath),
-}
-
 /// A scene registered with one strategy's streamer.
 enum Registered {
     Boxes(Vec<DrawBox>, SceneRenderer),
     Meshes(Box<StreamedScene>, MeshRenderer),
 }
 
-impl Loaded {
-    fn path(&self) -> CameraPath {
-        match self {
-            Loaded::Boxes(s) => s.path,
-            Loaded::Meshes(_, p) => *p,
-        }
-    }
-
-    fn register(
-        &self,
+impl Registered {
+    /// Registers `scene` with a strategy's streamer, with its renderer.
+    fn new(
+        scene: &PreparedScene,
         g: &gpu::HeadlessGpu,
         streamer: &mut Streamer,
     ) -> Result<Registered, BenchError> {
         let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-        Ok(match self {
-            Loaded::Boxes(scene) => {
+        Ok(match scene {
+            PreparedScene::Boxes(scene) => {
                 let ids = scene.register(streamer)?;
                 let boxes = scene
                     .objects
@@ -426,7 +397,7 @@ impl Loaded {
                     .collect();
                 Registered::Boxes(boxes, SceneRenderer::new(&g.device, format))
             }
-            Loaded::Meshes(json, _) => Registered::Meshes(
+            PreparedScene::Meshes { json, .. } => Registered::Meshes(
                 Box::new(StreamedScene::load(streamer, json)?),
                 MeshRenderer::new(&g.device, &g.queue, format),
             ),
@@ -496,7 +467,7 @@ impl Registered {
 
 struct Ctx<'a> {
     g: &'a gpu::HeadlessGpu,
-    scene: &'a Loaded,
+    scene: &'a PreparedScene,
     opts: &'a BenchOptions,
     cut_frame: usize,
     picture_frame: usize,
@@ -525,38 +496,8 @@ pub fn run(
         ));
     }
     let g = gpu::headless(opts.backends)?;
-    let (scene, scene_name) = match &opts.scene {
-        BenchScene::Builtin => (
-            Loaded::Boxes(BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})?),
-            "default".to_string(),
-        ),
-        BenchScene::Textures(dir) => (
-            Loaded::Boxes(BuiltinScene::from_texture_dir(dir)?),
-            dir.file_name()
-                .map(|n| n.to_string_lossy().replace("-textures", ""))
-                .unwrap_or_else(|| dir.display().to_string()),
-        ),
-        BenchScene::Gltf(p) => {
-            let json = crate::mesh::scene::cooked_scene(p, &opts.cache_dir, |_| {})?;
-            // the path goes around the scene's bounds
-            let mut s = Streamer::new(&g.device, &g.queue);
-            let loaded = StreamedScene::load(&mut s, &json)?;
-            let (lo, hi) = loaded.bounds;
-            let path = CameraPath::around((lo + hi) * 0.5, (hi - lo).length() * 0.5);
-            // a cooked scene.json is named by its folder
-            let named = if p
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-            {
-                p.parent().and_then(|d| d.file_name())
-            } else {
-                p.file_stem()
-            };
-            let name =
-                named.map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
-            (Loaded::Meshes(json, path), name)
-        }
-    };
+    let scene = opts.scene.prepare(&opts.cache_dir, |_, _, _| {})?;
+    let scene_name = opts.scene.name();
     let path = scene.path();
     let frame_at = |t: f32| ((t / path.duration) * opts.frames as f32).ceil() as usize;
     let ctx = Ctx {
@@ -568,7 +509,7 @@ pub fn run(
     };
     let (full, working_set) = {
         let mut s = Streamer::new(&g.device, &g.queue);
-        let registered = scene.register(&g, &mut s)?;
+        let registered = Registered::new(&scene, &g, &mut s)?;
         let working_set = (0..opts.frames)
             .map(|f| s.wanted_bytes(&[path.view(ctx.t_of(f, opts.frames), opts.size)]))
             .max()
@@ -879,7 +820,7 @@ fn run_strategy(
     });
     let target_view = target.create_view(&Default::default());
     let before = DeviceMemory::read(&g.device);
-    let mut registered = ctx.scene.register(g, &mut streamer)?;
+    let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
     let setting = match strategy {
         Strategy::Full => {
             streamer.set_policy(Policy::UniformBias { bias: 0 });

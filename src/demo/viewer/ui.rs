@@ -496,7 +496,7 @@ mod tests {
 
     fn row(label: &str, bytes: u64, wanted: u32, resident: u32) -> TextureReport {
         TextureReport {
-            id: <crate::TextureId as crate::ids::SlotId>::new(0, 0),
+            id: crate::ids::test_id(0),
             label: label.into(),
             class: TextureClass::Color,
             size: (256, 256),

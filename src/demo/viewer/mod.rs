@@ -10,8 +10,8 @@
 //! and the egui panel over it.
 //!
 //! ```no_run
-//! # fn main() -> Result<(), mipstream::viewer::ViewerError> {
-//! use mipstream::viewer::{run_headless, ViewerOptions};
+//! # fn main() -> Result<(), mipstream::demo::viewer::ViewerError> {
+//! use mipstream::demo::viewer::{run_headless, ViewerOptions};
 //! let summary = run_headless(&ViewerOptions {
 //!     frames: 120,
 //!     screenshot: Some("viewer.png".into()),
@@ -31,13 +31,14 @@ pub use camera::{FlyCamera, MoveKeys};
 pub use egui;
 pub use window::run_window;
 
+use crate::demo::gltf_scene::{SceneLoadError, StreamedScene};
+use crate::demo::render::{DrawBox, Region, SceneRenderer, ViewMode};
+use crate::demo::render_mesh::MeshRenderer;
+use crate::demo::scene::BuiltinScene;
+use crate::demo::source::{PreparedScene, SceneSource, SourceError};
 use crate::gpu::memory::human_bytes;
 use crate::gpu::{self, GpuInitError, ReadbackError};
-use crate::mesh::scene::{SceneLoadError, StreamedScene};
 use crate::plan::View;
-use crate::render::{DrawBox, Region, SceneRenderer, ViewMode};
-use crate::render_mesh::MeshRenderer;
-use crate::scene::{BuiltinScene, CameraPath, SceneError};
 use crate::streamer::{
     Budget, InvariantViolation, ResidencyReport, StreamerError, StreamerOptions,
 };
@@ -95,9 +96,10 @@ pub struct ViewerOptions {
     pub ui: bool,
     /// Where the built-in scene's cooked textures are cached.
     pub cache_dir: PathBuf,
-    /// A folder of KTX2 / .basis textures to show on the built-in scene's
-    /// boxes instead of its generated ones. Default: none.
-    pub scene: Option<PathBuf>,
+    /// The scene: the built-in one, a folder of KTX2 / .basis textures on the
+    /// built-in boxes, or a glTF scene (see [`SceneSource`]). Default: the
+    /// built-in scene.
+    pub scene: SceneSource,
     /// The scene's render resolution as a fraction of its area on screen
     /// (the streamer plans for that resolution). Default: 1, except in a
     /// window on a software adapter (lavapipe, llvmpipe), where 0.5 keeps
@@ -123,7 +125,7 @@ impl Default for ViewerOptions {
             ui: true,
             cache_dir: BuiltinScene::default_cache_dir(),
             render_scale: None,
-            scene: None,
+            scene: SceneSource::Builtin,
             cross_fade_frames: 8,
         }
     }
@@ -136,9 +138,6 @@ pub enum ViewerError {
     /// No GPU adapter or device.
     #[error(transparent)]
     Gpu(#[from] GpuInitError),
-    /// The built-in scene could not be prepared.
-    #[error(transparent)]
-    Scene(#[from] SceneError),
     /// Registering the scene with the streamer failed.
     #[error(transparent)]
     Streamer(#[from] StreamerError),
@@ -166,20 +165,12 @@ pub enum ViewerError {
              (`cargo run --release --example viewer -- --headless --screenshot out.png`) \
              or under Xvfb (`apt-get install xvfb`, then `xvfb-run -a cargo run --release --example viewer`)")]
     Window(String),
-    /// A glTF scene could not be cooked.
-    #[error(transparent)]
-    Cook(#[from] crate::cook::gltf::GltfCookError),
     /// A cooked glTF scene could not be loaded.
     #[error(transparent)]
     Gltf(#[from] SceneLoadError),
-    /// `--scene` names something the viewer cannot show yet.
-    #[error("--scene {path}: {reason}")]
-    UnsupportedScene {
-        /// What was given.
-        path: String,
-        /// Why, and what works instead.
-        reason: &'static str,
-    },
+    /// The scene could not be found, cooked or read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
     /// The window's surface could not be set up.
     #[error("window surface: {0}")]
     Surface(String),
@@ -332,64 +323,28 @@ impl fmt::Debug for Viewer {
 }
 
 impl Viewer {
-    /// Prepares the built-in scene (cooking its textures on first use, with
-    /// `progress(done, total)`), registers it with a streamer on `device` and
-    /// sets up the panel.
+    /// Prepares the scene (cooking what it needs into the cache on first
+    /// use, with `progress(stage, done, total)`), registers it with a
+    /// streamer on `device` and sets up the panel.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         adapter: String,
         options: &ViewerOptions,
-        progress: impl FnMut(usize, usize),
+        progress: impl FnMut(&str, usize, usize),
     ) -> Result<Self, ViewerError> {
-        let mut mesh_json = None;
-        let scene = match &options.scene {
-            None => BuiltinScene::load_or_cook(&options.cache_dir, progress)?,
-            Some(p) if p.is_dir() => BuiltinScene::from_texture_dir(p)?,
-            Some(p) => {
-                let gltf = p.extension().is_some_and(|x| {
-                    ["gltf", "glb", "json"]
-                        .iter()
-                        .any(|e| x.eq_ignore_ascii_case(e))
-                });
-                if !gltf || !p.is_file() {
-                    return Err(ViewerError::UnsupportedScene {
-                        path: p.display().to_string(),
-                        reason: if gltf {
-                            "no such file"
-                        } else if p.exists() {
-                            "expected a folder of .ktx2 / .basis textures, a .gltf / .glb \
-                             scene or a scene.json from `mipstream cook-gltf`"
-                        } else {
-                            "no such folder"
-                        },
-                    });
-                }
-                let mut printed = false;
-                let json = crate::mesh::scene::cooked_scene(p, &options.cache_dir, |c| {
-                    printed = true;
-                    eprint!(
-                        "\rcooking {} into the cache (first run only): {} {}/{}   ",
-                        p.display(),
-                        c.stage,
-                        c.done,
-                        c.total
-                    );
-                })?;
-                if printed {
-                    eprintln!();
-                }
-                let file = crate::mesh::scene_file::SceneFile::load(&json)
-                    .map_err(SceneLoadError::from)?;
-                let [lo, hi] = file.bounds.map(Vec3::from);
-                mesh_json = Some(json);
+        let (scene, mesh_json) = match options.scene.prepare(&options.cache_dir, progress)? {
+            PreparedScene::Boxes(scene) => (scene, None),
+            // a glTF scene: its own meshes and path, no boxes
+            PreparedScene::Meshes { json, path } => (
                 BuiltinScene {
                     textures: Vec::new(),
                     classes: Vec::new(),
                     objects: Vec::new(),
-                    path: CameraPath::around((lo + hi) * 0.5, (hi - lo).length() * 0.5),
-                }
-            }
+                    path,
+                },
+                Some(json),
+            ),
         };
         let (streamer, boxes, full_bytes, meshes) = Self::new_streamer(
             device,
@@ -806,7 +761,7 @@ impl Viewer {
                 self.scene_target.size,
                 view,
                 &draws,
-                crate::render_mesh::BACKGROUND,
+                crate::demo::render_mesh::BACKGROUND,
             );
             return;
         }
@@ -991,15 +946,13 @@ impl Viewer {
 }
 
 /// Progress of the first-run cook on stderr (silent when the cache is warm).
-fn progress_printer() -> impl FnMut(usize, usize) {
+fn progress_printer() -> impl FnMut(&str, usize, usize) {
     let mut printing = false;
-    move |done, total| {
+    move |stage, done, total| {
         printing |= done < total;
         if printing {
             let end = if done == total { "\n" } else { "" };
-            eprint!(
-                "\rcooking the built-in scene's textures (first run only): {done}/{total}{end}"
-            );
+            eprint!("\rcooking the scene's {stage} into the cache (first run only): {done}/{total}{end}");
         }
     }
 }
