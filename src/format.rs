@@ -66,11 +66,6 @@ impl PlainFormat {
             .copied()
             .find(|f| f.vk_format == vk_format)
     }
-
-    /// The format as it uploads: `gpu`'s block size and bytes per block.
-    pub fn gpu_block_bytes(&self) -> u32 {
-        self.gpu.block_copy_size(None).unwrap_or(4)
-    }
 }
 
 macro_rules! plain {

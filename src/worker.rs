@@ -288,11 +288,6 @@ impl Loader {
         }
     }
 
-    /// Number of worker threads.
-    pub fn worker_count(&self) -> usize {
-        self.workers.len()
-    }
-
     /// Makes transcodes fail at the rate of `faults` (None: never).
     pub fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
         *self.shared.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;

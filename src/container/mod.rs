@@ -185,12 +185,6 @@ impl TextureInfo {
     pub fn has_alpha(&self) -> bool {
         self.channels == Channels::Rgba
     }
-
-    /// A key/value entry as text (without its terminating NUL), if present.
-    pub fn key_value_str(&self, key: &str) -> Option<&str> {
-        let (_, v) = self.key_values.iter().find(|(k, _)| k == key)?;
-        std::str::from_utf8(v.strip_suffix(&[0]).unwrap_or(v)).ok()
-    }
 }
 
 /// Why a texture file could not be opened.

@@ -11,6 +11,7 @@
 pub mod gltf;
 mod ktx2_writer;
 pub mod mips;
+pub mod parallel;
 
 use basis_universal::{BasisTextureFormat, ColorSpace, Compressor, CompressorParams};
 use image::RgbaImage;

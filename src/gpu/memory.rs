@@ -3,7 +3,8 @@
 //! fragmentation shows), wgpu's internal counters, and the driver's budget.
 //!
 //! The driver budget comes from Vulkan's `VK_EXT_memory_budget`, reached through
-//! wgpu's hal escape hatch; that is the only `unsafe` code in mipstream. Where
+//! wgpu's hal escape hatch, one of mipstream's two `unsafe` modules (the
+//! other is `cook`, whose Basis encoder binding marks its calls unsafe). Where
 //! the extension is missing (lavapipe lacks it) the heap sizes are still
 //! reported, with no budget; other backends report nothing.
 

@@ -108,6 +108,11 @@ impl GpuStore {
         &self.device
     }
 
+    /// The device's features (which compressed formats it samples).
+    pub fn features(&self) -> wgpu::Features {
+        self.device.features()
+    }
+
     /// The queue.
     pub fn queue(&self) -> &wgpu::Queue {
         &self.queue

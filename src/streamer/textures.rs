@@ -142,7 +142,7 @@ impl Streamer {
     /// so its view is never blank.
     pub fn register_texture(&mut self, desc: TextureDesc) -> Result<TextureId, StreamerError> {
         let info = desc.file.info().clone();
-        let features = self.gpu.device().features();
+        let features = self.gpu.features();
         let choice = transcode::choose_targets(&info, desc.class, features)?;
         let formats = [
             choice.wgpu_format(&info, Tier::Full),

@@ -4,8 +4,6 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use mipstream::cook::{cook_file, Codec, CookOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum CodecArg {
@@ -59,35 +57,32 @@ pub(crate) fn run(args: CookArgs) -> Result<(), String> {
             .progress_chars("=> "),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let next = AtomicUsize::new(0);
-    let failures = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..parallel {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((input, output)) = jobs.get(i) else {
-                    break;
-                };
-                bar.set_message(input.display().to_string());
-                match cook_file(input, output, &opts) {
-                    Ok(bytes) => bar.suspend(|| {
-                        println!(
-                            "{} -> {} ({bytes} bytes)",
-                            input.display(),
-                            output.display()
-                        )
-                    }),
-                    Err(e) => failures
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(e.to_string()),
-                }
-                bar.inc(1);
-            });
-        }
-    });
+    let mut failures = Vec::new();
+    let cooked: Result<(), std::convert::Infallible> = mipstream::cook::parallel::for_each(
+        &jobs,
+        parallel,
+        |_, (input, output)| {
+            bar.set_message(input.display().to_string());
+            cook_file(input, output, &opts)
+        },
+        |k, r| {
+            let (input, output) = &jobs[k];
+            match r {
+                Ok(bytes) => bar.suspend(|| {
+                    println!(
+                        "{} -> {} ({bytes} bytes)",
+                        input.display(),
+                        output.display()
+                    )
+                }),
+                Err(e) => failures.push(e.to_string()),
+            }
+            bar.inc(1);
+            Ok(())
+        },
+    );
+    let Ok(()) = cooked;
     bar.finish_and_clear();
-    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     match failures.len() {
         0 => Ok(()),
         1 => Err(failures[0].clone()),

@@ -126,31 +126,19 @@ impl BuiltinScene {
                 p
             })
             .collect();
-        let done = std::sync::atomic::AtomicUsize::new(total - missing.len());
-        progress(done.load(std::sync::atomic::Ordering::Relaxed), total);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::scope(|scope| {
-            for _ in 0..cores.min(missing.len()) {
-                let tx = tx.clone();
-                let (missing, specs, next) = (&missing, &specs, &next);
-                scope.spawn(move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((index, path)) = missing.get(i) else {
-                        break;
-                    };
-                    let _ = tx.send(cook_one(&specs[*index], path));
-                });
-            }
-            drop(tx);
-            for r in rx {
+        let mut done = total - missing.len();
+        progress(done, total);
+        crate::cook::parallel::for_each(
+            &missing,
+            0,
+            |_, (index, path)| cook_one(&specs[*index], path),
+            |_, r| {
                 r?;
-                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(d, total);
-            }
-            Ok::<(), SceneError>(())
-        })?;
+                done += 1;
+                progress(done, total);
+                Ok::<(), SceneError>(())
+            },
+        )?;
         Ok(Self {
             classes: vec![TextureClass::Color; paths.len()],
             textures: paths,

@@ -1,0 +1,140 @@
+//! The recovery: faults off, camera at rest, and the soaked streamer
+//! compared with a fresh one that never saw a fault, registered with the same
+//! textures, meshes and objects and settled at the same view.
+//!
+//! First at the last budget, until every texture holds its plan with no
+//! failure left; then, with room for everything both want, until both hold
+//! exactly the same levels and LODs.
+
+use super::abuse::Soak;
+use super::world::{register, register_mesh};
+use super::SoakError;
+use crate::gpu::HeadlessGpu;
+use crate::streamer::{Budget, MeshId, Streamer, StreamerOptions, TextureId};
+use std::time::{Duration, Instant};
+
+/// The soaked streamer's ids beside the fresh one's.
+struct Pairs {
+    textures: Vec<(TextureId, TextureId)>,
+    meshes: Vec<(MeshId, MeshId)>,
+}
+
+impl Pairs {
+    /// What differs between the soaked and the fresh streamer, in words.
+    fn differences(&self, soaked: &Streamer, fresh: &Streamer) -> Vec<String> {
+        let textures = self.textures.iter().filter_map(|&(s, f)| {
+            let (a, b) = (
+                soaked.texture_status(s).ok()?,
+                fresh.texture_status(f).ok()?,
+            );
+            (a.resident != b.resident || a.tier != b.tier).then(|| {
+                format!(
+                    "{s}: level {} {:?} (fault-free: {} {:?})",
+                    a.resident, a.tier, b.resident, b.tier
+                )
+            })
+        });
+        let meshes = self.meshes.iter().filter_map(|&(s, f)| {
+            let (a, b) = (soaked.mesh_status(s).ok()?, fresh.mesh_status(f).ok()?);
+            (a.resident != b.resident)
+                .then(|| format!("{s}: LOD {} (fault-free: {})", a.resident, b.resident))
+        });
+        textures.chain(meshes).collect()
+    }
+}
+
+impl Soak<'_> {
+    /// Stops the faults and brings the soaked streamer back; records in the
+    /// report how long it took and what still differs. Returns the fresh
+    /// streamer (the caller drops both before counting leaks).
+    pub(super) fn recover(&mut self, gpu: &HeadlessGpu) -> Result<Streamer, SoakError> {
+        self.faults.stop();
+        let view = self.camera.view(self.options.viewport);
+        let (mut fresh, pairs) = self.fresh_twin(gpu)?;
+        fresh.settle(&[view], Duration::from_secs(300))?;
+        // first at the last budget: every texture gets back to its planned
+        // level with no failure left (which levels those are may differ from
+        // the fresh streamer's where the budget is tight: the planner keeps
+        // what is resident rather than swapping one texture's detail for
+        // another's)
+        let mut frame = 0;
+        let settled = self.run_until(&mut frame, |s| s.converged() && !s.has_failures());
+        self.report.frames_to_settle = frame;
+        // then with room for everything both want: the same levels, exactly
+        let roomy = self.full * 2 + (16 << 20);
+        self.streamer.set_budget(Budget::Bytes(roomy));
+        fresh.set_budget(Budget::Bytes(roomy));
+        fresh.settle(&[view], Duration::from_secs(300))?;
+        if settled {
+            self.report.recovered = self.run_until(&mut frame, |s| {
+                s.converged() && !s.has_failures() && pairs.differences(s, &fresh).is_empty()
+            });
+        }
+        self.report.frames_to_recover = frame;
+        if !self.report.recovered {
+            if std::env::var_os("MIPSTREAM_SOAK_DEBUG").is_some() {
+                eprintln!("{}", self.streamer.report());
+            }
+            self.report.unrecovered = pairs.differences(&self.streamer, &fresh);
+            self.report.unrecovered.truncate(16);
+        }
+        self.report.oom_events = self.streamer.oom_event_count();
+        self.report.fault_counts = self.faults.counts();
+        Ok(fresh)
+    }
+
+    /// Updates the soaked streamer at rest (checking invariants) until `done`
+    /// or the recovery frames run out; `frame` counts on from where it is.
+    fn run_until(&mut self, frame: &mut u64, done: impl Fn(&Streamer) -> bool) -> bool {
+        let view = self.camera.view(self.options.viewport);
+        while *frame < self.options.recovery_frames {
+            *frame += 1;
+            let start = Instant::now();
+            self.streamer.update(&[view]);
+            if let Err(e) = self.streamer.check_invariants() {
+                self.note(format!("recovery frame {frame}: {e}"));
+            }
+            if done(&self.streamer) {
+                return true;
+            }
+            self.pace(start);
+        }
+        false
+    }
+
+    /// A streamer that never saw a fault, at the last budget, with the same
+    /// textures, meshes and objects.
+    fn fresh_twin(&self, gpu: &HeadlessGpu) -> Result<(Streamer, Pairs), SoakError> {
+        let mut fresh = Streamer::with_options(
+            &gpu.device,
+            &gpu.queue,
+            StreamerOptions {
+                budget: Budget::Bytes(self.budget),
+                ..StreamerOptions::default()
+            },
+        );
+        let reference = |e: String| SoakError::Options(format!("the fault-free reference: {e}"));
+        let mut textures = Vec::new();
+        for slot in &self.slots {
+            if let Some(id) = slot.id {
+                textures.push((id, register(&mut fresh, slot, None).map_err(reference)?));
+            }
+        }
+        let mut fresh_meshes = Vec::new();
+        for p in &self.mesh_paths {
+            fresh_meshes.push(register_mesh(&mut fresh, p, None).map_err(reference)?);
+        }
+        for (b, obj) in &self.boxes {
+            if obj.is_some() {
+                if let Some(&(_, f)) = self.slots[b.texture]
+                    .id
+                    .and_then(|id| textures.iter().find(|(s, _)| *s == id))
+                {
+                    fresh.register_object(b.desc(f, &fresh_meshes))?;
+                }
+            }
+        }
+        let meshes = self.meshes.iter().copied().zip(fresh_meshes).collect();
+        Ok((fresh, Pairs { textures, meshes }))
+    }
+}
