@@ -25,6 +25,7 @@ mod abuse;
 mod recovery;
 mod world;
 
+use crate::demo::bench::percentile;
 use crate::demo::scene::BuiltinScene;
 use crate::demo::source::{PreparedScene, SceneSource, SourceError};
 use crate::fault::{FaultCounts, FaultRates};
@@ -32,7 +33,7 @@ use crate::streamer::StreamerError;
 use glam::UVec2;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use world::{live_buffers, live_textures, percentile};
+use world::{live_buffers, live_textures};
 
 /// Which faults a soak injects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -215,10 +215,3 @@ pub(super) fn live_textures(instance: &wgpu::Instance) -> i64 {
         .generate_report()
         .map_or(0, |r| r.hub_report().textures.num_kept_from_user as i64)
 }
-
-pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}

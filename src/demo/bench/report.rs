@@ -1,0 +1,165 @@
+//! The benchmark's results as JSON (the keys README.md documents) and as
+//! the table `mipstream bench` prints.
+
+use super::{BenchResult, BudgetBasis, Strategy};
+
+impl BenchResult {
+    /// The JSON other tools read (keys as documented in README.md).
+    pub fn to_json(&self) -> serde_json::Value {
+        let strategies: serde_json::Map<String, serde_json::Value> = self
+            .strategies
+            .iter()
+            .map(|s| {
+                (
+                    s.strategy.key().to_string(),
+                    serde_json::json!({
+                        "setting": s.setting,
+                        "peak_resident_bytes": s.peak_resident_bytes,
+                        "frames_over_budget": s.frames_over_budget,
+                        "psnr_db_mean": s.psnr_db_mean,
+                        "psnr_db_min": s.psnr_db_min,
+                        "flip_mean": s.flip_mean,
+                        "gpu_texture_memory_peak_bytes": s.gpu_texture_memory_peak_bytes,
+                        "allocator_allocated_peak_bytes": s.allocator_allocated_peak_bytes,
+                        "max_upload_bytes_in_a_frame": s.max_upload_bytes_in_a_frame,
+                        "update_ms_p50": s.update_ms_p50,
+                        "update_ms_p99": s.update_ms_p99,
+                        "frames_to_converge_after_cut": s.frames_to_converge_after_cut,
+                        "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
+                        "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
+                        "psnr_db_per_frame": s.frames.iter().map(|r| r.psnr_db).collect::<Vec<_>>(),
+                        "flip_per_frame": s.frames.iter().map(|r| r.flip).collect::<Vec<_>>(),
+                        "update_ms_per_frame": s.frames.iter().map(|r| r.update_ms).collect::<Vec<_>>(),
+                    }),
+                )
+            })
+            .collect();
+        let sweep: Vec<serde_json::Value> = self
+            .sweep
+            .iter()
+            .map(|p| {
+                let mut o = serde_json::json!({
+                    "budget_fraction": p.fraction,
+                    "budget_bytes": p.budget_bytes,
+                });
+                for r in &p.results {
+                    o[r.strategy.key()] = serde_json::json!({
+                        "psnr_db_mean": r.psnr_db_mean,
+                        "flip_mean": r.flip_mean,
+                        "peak_resident_bytes": r.peak_resident_bytes,
+                        "frames_over_budget": r.frames_over_budget,
+                    });
+                }
+                o
+            })
+            .collect();
+        serde_json::json!({
+            "scene": self.scene,
+            "backend": self.backend,
+            "adapter": self.adapter,
+            "frames": self.frames,
+            "width": self.size.x,
+            "height": self.size.y,
+            "budget_bytes": self.budget_bytes,
+            "budget_basis": self.budget_basis.key(),
+            "working_set_bytes": self.working_set_bytes,
+            "full_residency_bytes": self.full_residency_bytes,
+            "compared_frames": self.compared_frames(),
+            "cut_frame": self.cut_frame,
+            "strategies": strategies,
+            "sweep": sweep,
+        })
+    }
+
+    /// The frames compared with `full`: every `quality_every`-th and the one
+    /// at the cut.
+    pub fn compared_frames(&self) -> Vec<usize> {
+        self.strategies
+            .iter()
+            .find(|s| s.strategy != Strategy::Full)
+            .map(|s| {
+                s.frames
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.psnr_db.is_some())
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The short table printed at the end.
+    pub fn table(&self) -> String {
+        use crate::gpu::memory::human_bytes;
+        let opt = |b: Option<u64>| b.map_or("n/a".to_string(), human_bytes);
+        let mut out = format!(
+            "{} on {} ({}), {} frames at {}x{}, budget {} ({:.2} of the working set {}; full residency {})\n",
+            self.scene,
+            self.adapter,
+            self.backend,
+            self.frames,
+            self.size.x,
+            self.size.y,
+            human_bytes(self.budget_bytes),
+            self.budget_bytes as f64 / self.working_set_bytes.max(1) as f64,
+            human_bytes(self.working_set_bytes),
+            human_bytes(self.full_residency_bytes)
+        );
+        out += &format!(
+            "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9}\n",
+            "strategy",
+            "setting",
+            "peak",
+            "wgpu tex",
+            "allocated",
+            "over",
+            "PSNR",
+            "min",
+            "FLIP",
+            "max upload",
+            "update p50/99",
+            "converge"
+        );
+        for s in &self.strategies {
+            out += &format!(
+                "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9}\n",
+                s.strategy.key(),
+                s.setting,
+                human_bytes(s.peak_resident_bytes),
+                opt(s.gpu_texture_memory_peak_bytes),
+                opt(s.allocator_allocated_peak_bytes),
+                s.frames_over_budget,
+                s.psnr_db_mean,
+                s.psnr_db_min,
+                s.flip_mean,
+                human_bytes(s.max_upload_bytes_in_a_frame),
+                s.update_ms_p50,
+                s.update_ms_p99,
+                s.frames_to_converge_after_cut
+                    .map_or("never".to_string(), |f| f.to_string())
+            );
+        }
+        if !self.sweep.is_empty() {
+            out += &format!(
+                "\nquality vs budget (fractions of the {}; PSNR of the mean error dB / mean FLIP; * went over the budget):\nfraction",
+                match self.budget_basis {
+                    BudgetBasis::WorkingSet => "working set",
+                    BudgetBasis::Full => "full residency",
+                }
+            );
+            for r in &self.sweep[0].results {
+                out += &format!(" {:>22}", r.strategy.key());
+            }
+            out += "\n";
+            for p in &self.sweep {
+                out += &format!("{:>8.2}", p.fraction);
+                for r in &p.results {
+                    let mark = if r.frames_over_budget > 0 { "*" } else { " " };
+                    out += &format!(" {:>12.2} / {:.5}{mark}", r.psnr_db_mean, r.flip_mean);
+                }
+                out += "\n";
+            }
+        }
+        out
+    }
+}
