@@ -23,229 +23,37 @@
 
 mod blit;
 mod camera;
+mod draw;
+mod options;
 mod ui;
 mod window;
+
+pub use options::{Mode, Summary, ViewerError, ViewerOptions};
+pub(crate) use options::{Sample, Settings, SortKey};
 
 pub use camera::{FlyCamera, MoveKeys};
 /// The egui version the viewer's panel is built with (for [`Viewer::frame`]'s input).
 pub use egui;
 pub use window::run_window;
 
-use crate::demo::gltf_scene::{SceneLoadError, StreamedScene};
+use crate::demo::gltf_scene::StreamedScene;
 use crate::demo::render::{DrawBox, Region, SceneRenderer, ViewMode};
 use crate::demo::render_mesh::MeshRenderer;
 use crate::demo::scene::BuiltinScene;
-use crate::demo::source::{PreparedScene, SceneSource, SourceError};
-use crate::gpu::memory::human_bytes;
-use crate::gpu::{self, GpuInitError, ReadbackError};
+use crate::demo::source::PreparedScene;
+use crate::gpu;
 use crate::plan::View;
-use crate::streamer::{
-    Budget, InvariantViolation, ResidencyReport, StreamerError, StreamerOptions,
-};
+use crate::streamer::{Budget, ResidencyReport, StreamerOptions};
 use crate::{Streamer, TextureId};
 use glam::{UVec2, Vec3};
 use std::collections::VecDeque;
 use std::fmt;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
 /// Frames of history the charts keep (10 s at 60 fps).
 const HISTORY: usize = 600;
-
-/// What the viewer draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// The scene as the budget allows.
-    #[default]
-    Normal,
-    /// Tinted by resident mip against wanted mip.
-    Heatmap,
-    /// Left: the budgeted picture; right: everything at full resolution,
-    /// from the same camera.
-    Split,
-}
-
-/// How the viewer starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ViewerOptions {
-    /// The budget in MiB. Default: a third of what the scene needs at full
-    /// resolution, where the trade-off shows.
-    pub budget_mb: Option<f64>,
-    /// Upload bytes per frame, MiB. Default: 2.
-    pub upload_cap_mb: f64,
-    /// Window or image size in pixels. Default: 1600x900.
-    pub size: UVec2,
-    /// Play the scene's scripted camera path (looping) instead of flying.
-    pub path: bool,
-    /// Seconds into the path to start at (with `path`), or to place the fly
-    /// camera where the path is at that time. Default: the fly camera at the
-    /// edge of the field, looking across it.
-    pub path_start: Option<f32>,
-    /// What to draw first.
-    pub mode: Mode,
-    /// Frames to run before stopping. Headless: required (default 120);
-    /// window: 0 runs until closed.
-    pub frames: u64,
-    /// Write the last frame here (PNG).
-    pub screenshot: Option<PathBuf>,
-    /// Before the screenshot, wait until streaming has converged.
-    pub settle: bool,
-    /// Draw the egui panel.
-    pub ui: bool,
-    /// Where the built-in scene's cooked textures are cached.
-    pub cache_dir: PathBuf,
-    /// The scene: the built-in one, a folder of KTX2 / .basis textures on the
-    /// built-in boxes, or a glTF scene (see [`SceneSource`]). Default: the
-    /// built-in scene.
-    pub scene: SceneSource,
-    /// The scene's render resolution as a fraction of its area on screen
-    /// (the streamer plans for that resolution). Default: 1, except in a
-    /// window on a software adapter (lavapipe, llvmpipe), where 0.5 keeps
-    /// the viewer interactive.
-    pub render_scale: Option<f32>,
-    /// Frames of dithered cross-fade when a mesh changes LOD (glTF scenes;
-    /// 0: swaps pop). Default: 8.
-    pub cross_fade_frames: u32,
-}
-
-impl Default for ViewerOptions {
-    fn default() -> Self {
-        Self {
-            budget_mb: None,
-            upload_cap_mb: 2.0,
-            size: UVec2::new(1600, 900),
-            path: false,
-            path_start: None,
-            mode: Mode::Normal,
-            frames: 120,
-            screenshot: None,
-            settle: false,
-            ui: true,
-            cache_dir: BuiltinScene::default_cache_dir(),
-            render_scale: None,
-            scene: SceneSource::Builtin,
-            cross_fade_frames: 8,
-        }
-    }
-}
-
-/// Why the viewer stopped with an error.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ViewerError {
-    /// No GPU adapter or device.
-    #[error(transparent)]
-    Gpu(#[from] GpuInitError),
-    /// Registering the scene with the streamer failed.
-    #[error(transparent)]
-    Streamer(#[from] StreamerError),
-    /// The streamer's bookkeeping broke (a mipstream bug).
-    #[error("frame {frame}: residency invariant broken: {violation}")]
-    Invariant {
-        /// The viewer's frame.
-        frame: u64,
-        /// What broke.
-        violation: InvariantViolation,
-    },
-    /// Reading the picture back failed.
-    #[error(transparent)]
-    Readback(#[from] ReadbackError),
-    /// Writing the screenshot failed.
-    #[error("screenshot {path}: {message}")]
-    Screenshot {
-        /// The file.
-        path: String,
-        /// Why.
-        message: String,
-    },
-    /// No window could be opened (no display, or the windowing system refused).
-    #[error("cannot open a window: {0}. Without a display, run headless \
-             (`cargo run --release --example viewer -- --headless --screenshot out.png`) \
-             or under Xvfb (`apt-get install xvfb`, then `xvfb-run -a cargo run --release --example viewer`)")]
-    Window(String),
-    /// A cooked glTF scene could not be loaded.
-    #[error(transparent)]
-    Gltf(#[from] SceneLoadError),
-    /// The scene could not be found, cooked or read.
-    #[error(transparent)]
-    Source(#[from] SourceError),
-    /// The window's surface could not be set up.
-    #[error("window surface: {0}")]
-    Surface(String),
-}
-
-/// What a run did, as the one-line summary the headless mode prints.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
-    /// Frames rendered.
-    pub frames: u64,
-    /// The most bytes the streamer held in any frame.
-    pub peak_resident_bytes: u64,
-    /// The budget at the end.
-    pub budget_bytes: u64,
-    /// Frames whose held bytes exceeded the budget of that frame.
-    pub over_budget_frames: u64,
-    /// What the scene needs with everything at full resolution.
-    pub full_residency_bytes: u64,
-    /// Adapter and backend.
-    pub adapter: String,
-}
-
-impl fmt::Display for Summary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "frames {}, peak resident {} of a {} budget (full residency {}), \
-             over-budget frames {}, adapter {}",
-            self.frames,
-            human_bytes(self.peak_resident_bytes),
-            human_bytes(self.budget_bytes),
-            human_bytes(self.full_residency_bytes),
-            self.over_budget_frames,
-            self.adapter
-        )
-    }
-}
-
-/// One frame of chart history.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Sample {
-    /// Seconds since start.
-    pub(crate) t: f64,
-    pub(crate) color: u64,
-    pub(crate) normal_data: u64,
-    pub(crate) pool_staging: u64,
-    pub(crate) budget: u64,
-    pub(crate) upload_bytes: u64,
-    pub(crate) frame_ms: f32,
-    pub(crate) update_ms: f32,
-}
-
-/// Columns the texture table sorts by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SortKey {
-    Name,
-    Size,
-    Format,
-    Mip,
-    Bytes,
-    Why,
-}
-
-/// The panel's settings; changes apply at the start of the next frame.
-#[derive(Debug, Clone)]
-pub(crate) struct Settings {
-    pub(crate) budget_mb: f64,
-    pub(crate) upload_cap_mb: f64,
-    pub(crate) compact_tier: bool,
-    pub(crate) frozen: bool,
-    pub(crate) mode: Mode,
-    pub(crate) play_path: bool,
-    pub(crate) selected: Option<TextureId>,
-    pub(crate) sort: (SortKey, bool),
-}
 
 struct Target {
     texture: wgpu::Texture,
@@ -722,179 +530,6 @@ impl Viewer {
                 frame: self.frame,
                 violation,
             })
-    }
-
-    fn update_reference(&mut self, view: &View) -> Result<(), ViewerError> {
-        if self.reference.is_none() {
-            // everything fits: budget twice full residency, a large upload cap
-            let options = StreamerOptions {
-                budget: Budget::Bytes(self.full_bytes * 2 + (16 << 20)),
-                upload_bytes_per_frame: 64 << 20,
-                uploads_per_frame: 256,
-                ..Default::default()
-            };
-            let (mut streamer, boxes, _, _) =
-                Self::new_streamer(&self.device, &self.queue, &self.scene, None, options)?;
-            streamer.settle(&[*view], Duration::from_secs(10))?;
-            self.reference = Some(Reference {
-                streamer,
-                renderer: SceneRenderer::new(&self.device, TARGET_FORMAT),
-                boxes,
-            });
-        }
-        let r = self.reference.as_mut().expect("created above");
-        r.streamer.update(&[*view]);
-        let changed = r.streamer.take_changed();
-        r.renderer.sync(&self.device, &r.streamer, &changed);
-        Ok(())
-    }
-
-    fn draw_scene(&mut self, view: &View) {
-        if let Some(m) = &mut self.meshes {
-            // a glTF scene: materials and streamed LODs (the split view and
-            // the heat-map are for the built-in boxes)
-            let draws = m.scene.draws(&self.streamer);
-            m.renderer.render(
-                &self.device,
-                &self.queue,
-                &self.scene_target.view,
-                self.scene_target.size,
-                view,
-                &draws,
-                crate::demo::render_mesh::BACKGROUND,
-            );
-            return;
-        }
-        let selected = self.settings.selected;
-        for b in &mut self.boxes {
-            b.highlight = Some(b.texture) == selected;
-        }
-        let size = self.scene_target.size;
-        let (mode, split) = match self.settings.mode {
-            Mode::Normal => (ViewMode::Normal, false),
-            Mode::Heatmap => (ViewMode::MipHeatmap, false),
-            Mode::Split => (ViewMode::Normal, true),
-        };
-        let half = UVec2::new(size.x / 2, size.y);
-        let left = Region {
-            origin: UVec2::ZERO,
-            size: if split { half } else { size },
-            clear: true,
-        };
-        self.renderer.render_region(
-            &self.device,
-            &self.queue,
-            &self.scene_target.view,
-            size,
-            view,
-            &self.boxes,
-            &self.streamer,
-            mode,
-            left,
-        );
-        if let (true, Some(r)) = (split, self.reference.as_mut()) {
-            let right = Region {
-                origin: UVec2::new(half.x, 0),
-                size: UVec2::new(size.x - half.x, size.y),
-                clear: false,
-            };
-            r.renderer.render_region(
-                &self.device,
-                &self.queue,
-                &self.scene_target.view,
-                size,
-                view,
-                &r.boxes,
-                &r.streamer,
-                ViewMode::Normal,
-                right,
-            );
-        }
-    }
-
-    /// Puts the scene into its place in the frame.
-    fn composite(&mut self) {
-        let mut enc = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("mipstream viewer composite"),
-            });
-        let [x, y, w, h] = self.scene_rect;
-        self.compose.draw(
-            &self.device,
-            &mut enc,
-            &self.scene_target.view,
-            &self.target.view,
-            Some([x as f32, y as f32, w as f32, h as f32]),
-        );
-        self.queue.submit([enc.finish()]);
-    }
-
-    fn draw_ui(&mut self, mut input: egui::RawInput) -> egui::PlatformOutput {
-        let size = self.target.size;
-        let ppp = self.pixels_per_point;
-        input.screen_rect = Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(size.x as f32 / ppp, size.y as f32 / ppp),
-        ));
-        let ctx = self.egui.clone();
-        ctx.set_pixels_per_point(ppp);
-        let mut free = egui::Rect::NOTHING;
-        let mut output = ctx.run_ui(input, |ui| free = ui::panel(ui, self));
-        // the scene goes where the panels leave room, from the next frame on
-        let px = |v: f32, max: u32| ((v * ppp).round().max(0.0) as u32).min(max);
-        let (x0, y0) = (px(free.min.x, size.x), px(free.min.y, size.y));
-        let (x1, y1) = (px(free.max.x, size.x), px(free.max.y, size.y));
-        self.scene_rect = if x1 > x0 + 16 && y1 > y0 + 16 {
-            [x0, y0, x1 - x0, y1 - y0]
-        } else {
-            [0, 0, size.x, size.y]
-        };
-        let mut textures = std::mem::take(&mut output.textures_delta);
-        let jobs = ctx.tessellate(std::mem::take(&mut output.shapes), output.pixels_per_point);
-        for (id, deltas) in textures.set.drain() {
-            for delta in &deltas {
-                self.egui_renderer
-                    .update_texture(&self.device, &self.queue, id, delta);
-            }
-        }
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [size.x, size.y],
-            pixels_per_point: output.pixels_per_point,
-        };
-        let mut enc = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("mipstream viewer panel"),
-            });
-        let extra =
-            self.egui_renderer
-                .update_buffers(&self.device, &self.queue, &mut enc, &jobs, &screen);
-        {
-            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("mipstream viewer panel"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.target.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            self.egui_renderer
-                .render(&mut pass.forget_lifetime(), &jobs, &screen);
-        }
-        self.queue.submit(extra.into_iter().chain([enc.finish()]));
-        for id in textures.free.drain() {
-            self.egui_renderer.free_texture(&id);
-        }
-        output.platform_output
     }
 
     /// Streams until the budgeted picture has converged for the current

@@ -1,0 +1,296 @@
+//! Each texture's chain of candidate states for the fit: the level it
+//! wants (with hysteresis), and for every level from its tail to the finest
+//! it may hold, in each tier it has, the bytes, the visible error (the error
+//! model of the module docs) and the room growing into it needs; then the
+//! fit's choices written back as the plan.
+
+use super::density;
+use super::fit::{Candidate, Stickiness};
+#[cfg(test)]
+use super::PlanTexture;
+use super::{Entry, Limit, Planner, PlannerOptions, ResidentState, TexturePlan};
+use crate::kinds::Tier;
+
+/// A chain entry's state, parallel to the fit's candidates.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct State {
+    level: u32,
+    tier: Tier,
+}
+
+/// What the views need of a texture this frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Need {
+    /// Finest lod any pixel needs.
+    pub(crate) finest: f32,
+    /// Coverage-weighted lod most pixels need.
+    pub(crate) typical: f32,
+    /// Weighted screen coverage in pixels.
+    pub(crate) coverage: f32,
+}
+
+/// The visible-error model of one texture this frame (see the module docs):
+/// the error of holding it at a level in a tier.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ErrorModel {
+    /// Screen coverage times boost; 0 when nothing shows the texture.
+    weight: f64,
+    /// Lods (with the bias) that most pixels and the finest pixel need.
+    typical: f64,
+    finest: f64,
+    compact_loss: f64,
+}
+
+impl ErrorModel {
+    pub(super) fn new(opts: &PlannerOptions, boost: f32, need: Need) -> Self {
+        let bias = opts.lod_bias as f64;
+        Self {
+            weight: if need.coverage > 0.0 {
+                need.coverage as f64 * boost.max(0.0) as f64
+            } else {
+                0.0
+            },
+            typical: need.typical as f64 + bias,
+            finest: need.finest as f64 + bias,
+            compact_loss: opts.compact_quality_loss as f64,
+        }
+    }
+
+    /// The fraction of the needed texels that `level` holds for the typical
+    /// and the finest pixel, before clamping to 1: `2^(lod - level)`.
+    fn texel_ratios(&self, level: u32) -> (f64, f64) {
+        let l = level as f64;
+        (
+            density::exp2(self.typical - l),
+            density::exp2(self.finest - l),
+        )
+    }
+
+    /// The error at `level` in `tier`.
+    pub(super) fn at(&self, level: u32, tier: Tier) -> f64 {
+        self.with_ratios(level, tier, self.texel_ratios(level))
+    }
+
+    /// The error at `level` in `tier`, given its [`texel_ratios`](Self::texel_ratios)
+    /// (a chain walks levels by doubling them instead of calling `exp2`).
+    fn with_ratios(&self, level: u32, tier: Tier, (typical, finest): (f64, f64)) -> f64 {
+        let loss = if tier == Tier::Compact {
+            self.compact_loss
+        } else {
+            0.0
+        };
+        // A vanishing term per level and tier keeps every step worth taking,
+        // so spare budget still brings unseen or covered-by-nothing textures
+        // to their wanted level, after everything that shows.
+        let tie = 1e-12 * (level as f64 + loss);
+        if self.weight <= 0.0 {
+            return tie;
+        }
+        let missing = 0.75 * (1.0 - typical.min(1.0)) + 0.25 * (1.0 - finest.min(1.0));
+        self.weight * (missing + loss) + tie
+    }
+}
+
+/// Visible error of `t` held at `level` in `tier` (see the module docs).
+#[cfg(test)]
+fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
+    ErrorModel::new(opts, t.boost, need).at(level, tier)
+}
+
+impl Planner {
+    /// The wanted level of texture `t` with hysteresis against the last one.
+    pub(super) fn wanted_level(&self, t: &Entry, lod: f32, previous: u32) -> u32 {
+        let x = lod + self.options.lod_bias;
+        if !x.is_finite() {
+            return t.tail_level;
+        }
+        let h = self.options.hysteresis;
+        let p = previous as f32;
+        // move only once the lod is past the current level by the margin,
+        // then all the way to what it needs
+        let level = if x < p - h || x >= p + 1.0 + h {
+            // floor without a libm call (x86-64 has no SSE4.1 round by default);
+            // the clamp keeps the cast exact, the result is clamped below anyway
+            let x = x.clamp(-1e6, 1e6);
+            let t = x as i32 as f32;
+            if t > x {
+                t - 1.0
+            } else {
+                t
+            }
+        } else {
+            p
+        };
+        (level.max(0.0) as u32).clamp(t.finest_allowed.min(t.tail_level), t.tail_level)
+    }
+
+    #[cfg(test)]
+    pub(super) fn error(&self, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
+        error(&self.options, t, need, level, tier)
+    }
+
+    pub(super) fn need(&self, slot: usize) -> Need {
+        let sum = self.sums[slot + 1];
+        let finest = sum.lod();
+        let typical = if sum.coverage > 0.0 {
+            sum.lod_sum / sum.coverage
+        } else {
+            finest
+        };
+        Need {
+            finest,
+            typical: typical.max(finest),
+            coverage: sum.coverage,
+        }
+    }
+
+    pub(super) fn build_chains(&mut self, resident: &[ResidentState], frame: u64) {
+        self.chains.clear();
+        self.states.clear();
+        self.offsets.clear();
+        self.sticky.clear();
+        self.order.clear();
+        self.offsets.push(0);
+        for slot in 0..self.textures.len() {
+            let Some(t) = self.textures[slot] else {
+                continue;
+            };
+            let need = self.need(slot);
+            let wanted = self.wanted_level(&t, need.finest, self.wanted[slot]);
+            self.wanted[slot] = wanted;
+            let model = ErrorModel::new(&self.options, t.boost, need);
+            let pool = &self.pool;
+            let r = resident.get(slot).copied();
+            // growing into a state holds the old texture beside the new one
+            // while the new levels are staged: the new state's bytes, plus
+            // the whole old texture when the tier changes
+            let held = r.map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
+            let grow = |level: u32, tier: Tier| {
+                if level >= t.tail_level || (tier == held.1 && level >= held.0) {
+                    0
+                } else if tier == held.1 || held.0 >= t.tail_level {
+                    t.bytes(pool, level, tier)
+                } else {
+                    t.bytes(pool, level, tier) + t.bytes(pool, held.0, held.1)
+                }
+            };
+            let push =
+                |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier, ratios| {
+                    chains.push(Candidate {
+                        bytes: t.bytes(pool, level, tier),
+                        error: model.with_ratios(level, tier, ratios),
+                        grow: grow(level, tier),
+                    });
+                    states.push(State { level, tier });
+                };
+            let locked = r.is_some_and(|r| {
+                frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
+            });
+            // a locked state finer than what is wanted stays in the running
+            let finest = match r {
+                Some(r) if locked => wanted.min(r.level),
+                _ => wanted,
+            };
+            let start = self.chains.len();
+            let mut ratios = model.texel_ratios(t.tail_level);
+            push(
+                &mut self.chains,
+                &mut self.states,
+                t.tail_level,
+                Tier::Full,
+                ratios,
+            );
+            for level in (finest..t.tail_level).rev() {
+                // one level finer holds twice the texels per axis
+                ratios = (ratios.0 * 2.0, ratios.1 * 2.0);
+                if t.has_compact && self.options.compact_tier {
+                    push(
+                        &mut self.chains,
+                        &mut self.states,
+                        level,
+                        Tier::Compact,
+                        ratios,
+                    );
+                }
+                push(
+                    &mut self.chains,
+                    &mut self.states,
+                    level,
+                    Tier::Full,
+                    ratios,
+                );
+            }
+            self.offsets.push(self.chains.len() as u32);
+            let resident_index = r.map_or(0, |r| {
+                self.states[start..]
+                    .iter()
+                    .rposition(|s| {
+                        s.level >= r.level && (s.tier == r.tier || s.level >= t.tail_level)
+                    })
+                    .unwrap_or(0)
+            });
+            self.sticky.push(Stickiness {
+                resident: resident_index,
+                keep_bonus: self.options.keep_bonus,
+                locked,
+            });
+            self.order.push(slot);
+        }
+    }
+
+    pub(super) fn write_plan(&mut self, resident: &[ResidentState], budget: u64, used: u64) {
+        self.plan.textures.clear();
+        self.plan
+            .textures
+            .resize(self.textures.len(), TexturePlan::default());
+        self.plan.budget = budget;
+        self.plan.bytes = used;
+        self.plan.tail_bytes = 0;
+        self.plan.over_budget = false;
+        for (i, &slot) in self.order.iter().enumerate() {
+            let t = self.textures[slot]
+                .as_ref()
+                .expect("planned textures exist");
+            let base = self.offsets[i] as usize;
+            let chosen = self.states[base + self.choice[i] as usize];
+            let (lod, cov) = (self.sums[slot + 1].lod(), self.sums[slot + 1].coverage);
+            let wanted = self.wanted[slot];
+            let limit = if chosen.level > wanted || chosen.tier == Tier::Compact {
+                Some(Limit::Budget)
+            } else if t.finest_allowed > 0
+                && wanted == t.finest_allowed
+                && (lod + self.options.lod_bias).floor() < wanted as f32
+            {
+                Some(Limit::MaxResolution)
+            } else {
+                None
+            };
+            let r = resident
+                .get(slot)
+                .map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
+            let pool = &self.pool;
+            // the loader serves the largest error removed per byte first
+            let priority = if (chosen.level, chosen.tier) == r {
+                0.0
+            } else {
+                let need = self.need(slot);
+                let e_now = ErrorModel::new(&self.options, t.boost, need).at(r.0, r.1);
+                let b_now = t.bytes(pool, r.0, r.1);
+                let e_to = self.chains[base + self.choice[i] as usize].error;
+                let b_to = t.bytes(pool, chosen.level, chosen.tier);
+                ((e_now - e_to).max(0.0) / b_to.saturating_sub(b_now).max(1) as f64) as f32
+            };
+            self.plan.tail_bytes += t.bytes(pool, t.tail_level, Tier::Full);
+            self.plan.textures[slot] = TexturePlan {
+                lod,
+                coverage: cov,
+                wanted,
+                target: chosen.level,
+                tier: chosen.tier,
+                limit,
+                priority,
+                prefetch: false,
+            };
+        }
+    }
+}
