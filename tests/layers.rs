@@ -1,0 +1,125 @@
+//! The layering rules of ARCHITECTURE.md, checked on the source itself so a
+//! change that breaks one fails here rather than in a review:
+//! - nothing outside the demo imports it, and the runtime never imports the
+//!   cooking code;
+//! - the planner and the streamer's decisions touch no GPU device or queue;
+//!   outside `gpu/`, core code never calls the device or the queue;
+//! - the transcoder does not import the CPU decoder (both use `blocks.rs`);
+//! - no source file runs over 800 lines.
+
+use std::path::{Path, PathBuf};
+
+fn sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p: PathBuf = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file without its comments (doc links may name anything).
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_demo(path: &str) -> bool {
+    path.starts_with("demo/") || path.starts_with("bin/")
+}
+
+fn is_cooking(path: &str) -> bool {
+    path.starts_with("cook/") || path == "mesh/lod.rs" || path == "mesh/scene_file.rs"
+}
+
+#[test]
+fn nothing_imports_the_demo_and_the_runtime_never_imports_cooking() {
+    let mut broken = Vec::new();
+    for (path, text) in sources() {
+        let code = code(&text);
+        if !is_demo(&path) && code.contains("crate::demo") {
+            broken.push(format!("{path} imports the demo"));
+        }
+        if !is_demo(&path) && !is_cooking(&path) && code.contains("crate::cook") {
+            broken.push(format!("{path} (runtime) imports the cooking code"));
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+#[test]
+fn only_gpu_calls_the_device_and_the_decisions_touch_no_gpu_at_all() {
+    // calls on a wgpu::Device, Queue or Texture (GpuStore's own methods of
+    // similar names are the way to them)
+    let calls = [
+        "device.create",
+        "device().create",
+        "queue.write",
+        "queue().write",
+        "queue.submit",
+        "queue().submit",
+        "on_submitted_work_done",
+        "create_command_encoder",
+        "create_view(",
+        "push_error_scope",
+        "device.poll",
+        "device().poll",
+    ];
+    let mut broken = Vec::new();
+    for (path, text) in sources() {
+        let code = code(&text);
+        let core = !is_demo(&path) && !is_cooking(&path) && !path.starts_with("gpu/");
+        if core {
+            for c in calls {
+                if code.contains(c) {
+                    broken.push(format!("{path} calls {c} outside gpu/"));
+                }
+            }
+        }
+        let pure = path.starts_with("plan/") || path.starts_with("streamer/work");
+        if pure
+            && (code.contains("wgpu::Device")
+                || code.contains("wgpu::Queue")
+                || code.contains(".device("))
+        {
+            broken.push(format!(
+                "{path} must stay pure CPU but names the device or queue"
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+#[test]
+fn transcoding_and_decoding_do_not_import_each_other_and_files_stay_short() {
+    let mut broken = Vec::new();
+    for (path, text) in sources() {
+        if path == "transcode.rs" && code(&text).contains("crate::decode") {
+            broken.push("transcode.rs imports decode.rs (use blocks.rs)".to_string());
+        }
+        let lines = text.lines().count();
+        if lines > 800 {
+            broken.push(format!("{path}: {lines} lines"));
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
