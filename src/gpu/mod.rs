@@ -79,6 +79,16 @@ pub fn wanted_features() -> wgpu::Features {
 /// `backends` defaults to `WGPU_BACKEND` (e.g. `vulkan`, `gl`), else every
 /// backend built in. Software adapters (lavapipe, llvmpipe) are accepted.
 pub fn headless(backends: Option<wgpu::Backends>) -> Result<HeadlessGpu, GpuInitError> {
+    headless_with_features(backends, wanted_features())
+}
+
+/// [`headless`] asking only for `features` (those the adapter offers): for
+/// testing what a device without some formats does, e.g. with
+/// `wgpu::Features::empty()` every texture falls back to RGBA8.
+pub fn headless_with_features(
+    backends: Option<wgpu::Backends>,
+    features: wgpu::Features,
+) -> Result<HeadlessGpu, GpuInitError> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     if let Some(b) = backends {
         desc.backends = b;
@@ -95,7 +105,7 @@ pub fn headless(backends: Option<wgpu::Backends>) -> Result<HeadlessGpu, GpuInit
     })?;
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("mipstream"),
-        required_features: adapter.features() & wanted_features(),
+        required_features: adapter.features() & features,
         required_limits: adapter.limits(),
         ..Default::default()
     }))

@@ -436,6 +436,9 @@ impl Streamer {
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
         work |= self.carry_out(steps, &mut room, false).work;
+        // what the shrinks released went into the recycle pool: the pool is
+        // a cache and never keeps the books above the budget
+        self.keep_pool_within_budget();
         // 3. growth; after a failed allocation the rest waits
         let steps = {
             let (textures, meshes) = (self.texture_facts(), self.mesh_facts());
@@ -444,6 +447,18 @@ impl Streamer {
         work |= self.carry_out(steps, &mut room, true).work;
         if work || self.gpu.has_unsubmitted() {
             self.gpu.submit();
+        }
+    }
+
+    /// Drops pooled textures (oldest first) while the books exceed the budget.
+    fn keep_pool_within_budget(&mut self) {
+        let excess = self
+            .gpu
+            .accounted_bytes()
+            .saturating_sub(self.hard_budget());
+        if excess > 0 {
+            self.gpu
+                .trim_pool(self.gpu.pool_bytes().saturating_sub(excess));
         }
     }
 

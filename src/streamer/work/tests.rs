@@ -508,7 +508,7 @@ proptest! {
     #[test]
     fn decisions_hold_on_a_fake_store(events in prop::collection::vec(event(), 1..60)) {
         let mut table: Vec<Tex> = Vec::new();
-        let mut store = books(64 << 10);
+        let mut store = books(1 << 20);
         let mut budget = 256u64 << 10;
         let mut next_slot = 0;
         for e in events {
@@ -601,6 +601,13 @@ proptest! {
                         }
                         prop_assert_eq!(store.accounted(), c.books.accounted(), "the books the decisions expected");
                         prop_assert_eq!(store.pool.bytes(), c.books.pool.bytes());
+                        if phase == 0 {
+                            // as the streamer does: shrinks released into
+                            // the pool, which never keeps the books above the
+                            // budget
+                            let excess = store.accounted().saturating_sub(budget);
+                            store.pool.trim(store.pool.bytes().saturating_sub(excess));
+                        }
                     }
                     prop_assert!(uploads <= levels);
                     prop_assert!(uploaded <= cap || uploaded == first_upload.unwrap_or(0), "{uploaded} > {cap}");
@@ -610,6 +617,12 @@ proptest! {
                     if before <= budget {
                         prop_assert!(store.accounted() <= budget);
                     }
+                    // the pool is a cache: never what keeps the books above the budget
+                    prop_assert!(
+                        store.accounted() <= budget.max(store.textures + store.staging),
+                        "the pool holds {} over a budget of {budget}",
+                        store.pool.bytes()
+                    );
                     // the GPU finishes the frame's uploads; pooled textures ripen
                     store.staging = 0;
                     store.pool.mark_ready();
