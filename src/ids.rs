@@ -1,5 +1,7 @@
 //! Generational ids: an index and a generation, so an id whose slot was freed
-//! and reused is detected as stale instead of naming the new occupant.
+//! and reused is detected as stale instead of naming the new occupant, and
+//! the tag of the map that issued it, so an id from another streamer is an
+//! error instead of naming one of this streamer's textures.
 
 use std::fmt;
 
@@ -8,6 +10,7 @@ macro_rules! id_type {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name {
+            owner: u32,
             index: u32,
             generation: u32,
         }
@@ -37,11 +40,15 @@ macro_rules! id_type {
         }
 
         impl SlotId for $name {
-            fn new(index: u32, generation: u32) -> Self {
-                Self { index, generation }
+            fn new(owner: u32, index: u32, generation: u32) -> Self {
+                Self {
+                    owner,
+                    index,
+                    generation,
+                }
             }
-            fn parts(self) -> (u32, u32) {
-                (self.index, self.generation)
+            fn parts(self) -> (u32, u32, u32) {
+                (self.owner, self.index, self.generation)
             }
         }
     };
@@ -66,13 +73,19 @@ id_type!(
 /// An id for slot `index`, generation 0 (tests that need ids with no map).
 #[cfg(test)]
 pub(crate) fn test_id<I: SlotId>(index: u32) -> I {
-    I::new(index, 0)
+    I::new(0, index, 0)
 }
 
-/// An id made of an index and a generation.
+/// An id made of its map's tag, an index and a generation.
 pub(crate) trait SlotId: Copy {
-    fn new(index: u32, generation: u32) -> Self;
-    fn parts(self) -> (u32, u32);
+    fn new(owner: u32, index: u32, generation: u32) -> Self;
+    fn parts(self) -> (u32, u32, u32);
+}
+
+/// A tag no map has issued yet (0 is for maps made with `Default`).
+pub(crate) fn new_owner() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 #[derive(Debug)]
@@ -81,62 +94,68 @@ struct Slot<T> {
     value: Option<T>,
 }
 
-/// A generational slot map.
+/// A generational slot map; its ids carry its `owner` tag.
 #[derive(Debug)]
 pub(crate) struct Slots<T> {
+    owner: u32,
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
 }
 
 impl<T> Default for Slots<T> {
     fn default() -> Self {
-        Self {
-            slots: Vec::new(),
-            free: Vec::new(),
-        }
+        Self::owned_by(0)
     }
 }
 
 impl<T> Slots<T> {
+    /// An empty map whose ids carry `owner` (see [`new_owner`]).
+    pub(crate) fn owned_by(owner: u32) -> Self {
+        Self {
+            owner,
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// The slot of a live id of this map (None: another map's, or stale).
+    fn slot_of<I: SlotId>(&self, id: I) -> Option<usize> {
+        let (owner, index, generation) = id.parts();
+        let slot = self.slots.get(index as usize)?;
+        (owner == self.owner && slot.generation == generation).then_some(index as usize)
+    }
+
     /// Stores `value` and returns its id.
     pub(crate) fn insert<I: SlotId>(&mut self, value: T) -> I {
         if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
             slot.generation = slot.generation.wrapping_add(1);
             slot.value = Some(value);
-            return I::new(index, slot.generation);
+            return I::new(self.owner, index, slot.generation);
         }
         self.slots.push(Slot {
             generation: 0,
             value: Some(value),
         });
-        I::new(self.slots.len() as u32 - 1, 0)
+        I::new(self.owner, self.slots.len() as u32 - 1, 0)
     }
 
     /// The value for a live id.
     pub(crate) fn get<I: SlotId>(&self, id: I) -> Option<&T> {
-        let (index, generation) = id.parts();
-        let slot = self.slots.get(index as usize)?;
-        (slot.generation == generation).then_some(slot.value.as_ref()?)
+        self.slots[self.slot_of(id)?].value.as_ref()
     }
 
     /// The value for a live id, mutably.
     pub(crate) fn get_mut<I: SlotId>(&mut self, id: I) -> Option<&mut T> {
-        let (index, generation) = id.parts();
-        let slot = self.slots.get_mut(index as usize)?;
-        if slot.generation != generation {
-            return None;
-        }
-        slot.value.as_mut()
+        let i = self.slot_of(id)?;
+        self.slots[i].value.as_mut()
     }
 
     /// Removes a live id's value.
     pub(crate) fn remove<I: SlotId>(&mut self, id: I) -> Option<T> {
-        let (index, generation) = id.parts();
-        let slot = self.slots.get_mut(index as usize)?;
-        if slot.generation != generation {
-            return None;
-        }
+        let i = self.slot_of(id)?;
+        let index = i as u32;
+        let slot = &mut self.slots[i];
         let v = slot.value.take()?;
         self.free.push(index);
         Some(v)
@@ -144,17 +163,20 @@ impl<T> Slots<T> {
 
     /// Every live entry with its id.
     pub(crate) fn iter<I: SlotId>(&self) -> impl Iterator<Item = (I, &T)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| Some((I::new(i as u32, s.generation), s.value.as_ref()?)))
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            Some((
+                I::new(self.owner, i as u32, s.generation),
+                s.value.as_ref()?,
+            ))
+        })
     }
 
     /// Every live entry, mutably, with its id.
     pub(crate) fn iter_mut<I: SlotId>(&mut self) -> impl Iterator<Item = (I, &mut T)> {
-        self.slots.iter_mut().enumerate().filter_map(|(i, s)| {
+        let owner = self.owner;
+        self.slots.iter_mut().enumerate().filter_map(move |(i, s)| {
             let generation = s.generation;
-            Some((I::new(i as u32, generation), s.value.as_mut()?))
+            Some((I::new(owner, i as u32, generation), s.value.as_mut()?))
         })
     }
 
@@ -162,7 +184,7 @@ impl<T> Slots<T> {
     pub(crate) fn id_at<I: SlotId>(&self, index: usize) -> Option<I> {
         let s = self.slots.get(index)?;
         s.value.as_ref()?;
-        Some(I::new(index as u32, s.generation))
+        Some(I::new(self.owner, index as u32, s.generation))
     }
 }
 
@@ -183,5 +205,16 @@ mod tests {
         assert_eq!(s.remove(a), None);
         assert_eq!(s.get(b), Some(&"b"));
         assert_eq!(format!("{b:?}"), "tex0v1");
+    }
+
+    #[test]
+    fn another_maps_ids_name_nothing_here() {
+        let (mut a, mut b) = (Slots::owned_by(new_owner()), Slots::owned_by(new_owner()));
+        let x: TextureId = a.insert("a's");
+        let y: TextureId = b.insert("b's");
+        assert_eq!(x.index(), y.index());
+        assert_eq!(b.get(x), None, "a's id must not name b's texture");
+        assert_eq!(b.remove(x), None);
+        assert_eq!(b.get(y), Some(&"b's"));
     }
 }

@@ -182,3 +182,35 @@ fn a_small_budget_is_spent_on_detail_not_kept_in_reserve() {
         s.report()
     );
 }
+
+#[test]
+fn an_id_from_another_streamer_is_an_error_here() {
+    let options = || StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        ..Default::default()
+    };
+    let (mut a, a_ids) = scene(options());
+    let (mut b, b_ids) = scene(options());
+    // same registration order: the ids have the same slots, yet name nothing in the other
+    assert_eq!(format!("{:?}", a_ids[0]), format!("{:?}", b_ids[0]));
+    assert_ne!(a_ids[0], b_ids[0]);
+    assert!(matches!(
+        b.texture_status(a_ids[0]),
+        Err(mipstream::streamer::StreamerError::StaleTexture(_))
+    ));
+    assert!(matches!(
+        b.remove_texture(a_ids[1]),
+        Err(mipstream::streamer::StreamerError::StaleTexture(_))
+    ));
+    let foreign = ObjectDesc::sphere(Vec3::ZERO, 1.0).with_texture(a_ids[2], 1.0);
+    assert!(matches!(
+        b.register_object(foreign),
+        Err(mipstream::streamer::StreamerError::StaleTexture(_))
+    ));
+    // nothing in b changed, and a's ids still work in a
+    assert_eq!(b.texture_ids(), b_ids);
+    b.check_invariants().unwrap();
+    assert!(a.texture_status(a_ids[0]).is_ok());
+    a.remove_texture(a_ids[1]).unwrap();
+    a.check_invariants().unwrap();
+}

@@ -177,6 +177,8 @@ impl Streamer {
         queue: &wgpu::Queue,
         options: StreamerOptions,
     ) -> Self {
+        // one tag for this streamer's ids: another streamer's id names nothing here
+        let owner = crate::ids::new_owner();
         let mut s = Self {
             gpu: GpuStore::new(device.clone(), queue.clone(), 0),
             planner: Planner::new(options.planner.clone()),
@@ -187,9 +189,9 @@ impl Streamer {
                 options.oom_backoff_frames,
             ),
             options,
-            textures: Slots::default(),
-            meshes: Slots::default(),
-            objects: Slots::default(),
+            textures: Slots::owned_by(owner),
+            meshes: Slots::owned_by(owner),
+            objects: Slots::owned_by(owner),
             frame: 0,
             stats: FrameStats::default(),
             changed: Vec::new(),
