@@ -62,6 +62,12 @@ pub mod streamer;
 pub mod transcode;
 pub mod worker;
 
+/// The `glam` mipstream's public types (`View`, `ObjectDesc`) use.
+pub use glam;
+/// The `wgpu` mipstream is built with: use `mipstream::wgpu` to create the
+/// device and queue you give the streamer, so the versions always match.
+pub use wgpu;
+
 pub use container::{OpenError, TextureFile, TextureInfo};
 pub use format::TargetFormat;
 pub use kinds::{TextureClass, Tier};

@@ -214,3 +214,106 @@ fn an_id_from_another_streamer_is_an_error_here() {
     a.remove_texture(a_ids[1]).unwrap();
     a.check_invariants().unwrap();
 }
+
+#[test]
+fn nonsense_settings_are_refused_or_clamped_with_a_warning() {
+    use mipstream::streamer::{SettingsError, ViewError};
+    let g = common::gpu();
+    let bad = |f: fn(&mut StreamerOptions)| {
+        let mut o = StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            ..Default::default()
+        };
+        f(&mut o);
+        o
+    };
+    let cases: [(fn(&mut StreamerOptions), SettingsError); 5] = [
+        (|o| o.budget = Budget::Bytes(0), SettingsError::ZeroBudget),
+        (
+            |o| o.uploads_per_frame = 0,
+            SettingsError::NoUploads("uploads_per_frame"),
+        ),
+        (
+            |o| o.upload_bytes_per_frame = 0,
+            SettingsError::NoUploads("upload_bytes_per_frame"),
+        ),
+        (
+            |o| {
+                o.budget = Budget::Auto {
+                    fraction: f32::NAN,
+                    fallback: 1 << 20,
+                }
+            },
+            SettingsError::BudgetFraction(f32::NAN),
+        ),
+        (|o| o.workers = 0, SettingsError::NoWorkers),
+    ];
+    for (f, want) in cases {
+        let got = Streamer::try_with_options(&g.device, &g.queue, bad(f)).unwrap_err();
+        // NaN != NaN: compare the message
+        assert_eq!(got.to_string(), want.to_string());
+    }
+    let mut o = bad(|o| o.planner.lod_bias = f32::INFINITY);
+    assert!(matches!(
+        o.validate(),
+        Err(SettingsError::OutOfRange {
+            name: "planner.lod_bias",
+            ..
+        })
+    ));
+    o.planner.lod_bias = 0.0;
+    assert_eq!(o.validate(), Ok(()));
+
+    // clamped instead: no uploads allowed becomes one level a frame, and it still streams
+    let mut s = Streamer::with_options(&g.device, &g.queue, bad(|o| o.uploads_per_frame = 0));
+    assert_eq!(s.options().uploads_per_frame, 1);
+    assert!(
+        s.report()
+            .warnings
+            .iter()
+            .any(|w| w.contains("uploads_per_frame")),
+        "{:?}",
+        s.report().warnings
+    );
+    let t = s
+        .register_texture(TextureDesc::new(sponza("lion.ktx2")))
+        .unwrap();
+    s.register_object(ObjectDesc::sphere(Vec3::new(0.0, 0.0, -4.0), 1.5).with_texture(t, 4.0))
+        .unwrap();
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    let r = s.report();
+    assert_eq!(r.textures[0].resident, r.textures[0].wanted);
+
+    // a budget of 0: refused by try_set_budget (nothing changes), clamped by set_budget
+    assert_eq!(
+        s.try_set_budget(Budget::Bytes(0)),
+        Err(SettingsError::ZeroBudget)
+    );
+    assert_eq!(s.budget_bytes(), 64 << 20);
+    s.set_budget(Budget::Bytes(0));
+    s.update(&[view(0.0)]);
+    s.check_invariants().unwrap();
+    let r = s.report();
+    assert_eq!(r.totals.accounted() - r.totals.staging, r.tail_bytes, "{r}");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("below the")),
+        "{:?}",
+        r.warnings
+    );
+
+    // views: a zero viewport or NaN is skipped, counted and named; good views still count
+    let mut zero = view(0.0);
+    zero.viewport = UVec2::ZERO;
+    let mut nan = view(0.0);
+    nan.position.x = f32::NAN;
+    assert_eq!(zero.validate(), Err(ViewError::ZeroViewport(UVec2::ZERO)));
+    assert_eq!(nan.validate(), Err(ViewError::NotFinite("position")));
+    s.set_budget(Budget::Bytes(64 << 20));
+    let stats = s.update(&[zero, view(0.0), nan]);
+    assert_eq!(stats.rejected_views, 2);
+    s.check_invariants().unwrap();
+    assert!(s.report().warnings.iter().any(|w| w.contains("position")));
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    let r = s.report();
+    assert_eq!(r.textures[0].resident, r.textures[0].wanted);
+}

@@ -40,7 +40,7 @@ use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
 pub use policy::Policy;
-pub use view::{Frustum, View};
+pub use view::{Frustum, View, ViewError};
 
 /// Tunables of the planner, each with its default.
 #[derive(Debug, Clone, PartialEq)]

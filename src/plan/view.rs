@@ -60,6 +60,29 @@ impl View {
         self
     }
 
+    /// Whether the planner can use this view: a viewport with pixels and
+    /// finite numbers everywhere (a view that fails is skipped by
+    /// [`crate::Streamer::update`] and counted in `FrameStats::rejected_views`).
+    pub fn validate(&self) -> Result<(), ViewError> {
+        if self.viewport.x == 0 || self.viewport.y == 0 {
+            return Err(ViewError::ZeroViewport(self.viewport));
+        }
+        let finite = [
+            ("position", self.position.is_finite()),
+            ("velocity", self.velocity.is_finite()),
+            ("view_proj", self.view_proj.is_finite()),
+            (
+                "fov_y",
+                self.fov_y.is_finite() && self.fov_y > 0.0 && self.fov_y < std::f32::consts::PI,
+            ),
+            ("weight", self.weight.is_finite() && self.weight >= 0.0),
+        ];
+        match finite.iter().find(|(_, ok)| !ok) {
+            Some((field, _)) => Err(ViewError::NotFinite(field)),
+            None => Ok(()),
+        }
+    }
+
     /// Pixels one world unit covers at distance 1 (divide by the distance).
     pub fn pixels_per_unit_at_1(&self) -> f32 {
         self.viewport.y.max(1) as f32 / (2.0 * (self.fov_y * 0.5).tan().max(1e-6))
@@ -69,6 +92,19 @@ impl View {
     pub fn frustum(&self) -> Frustum {
         Frustum::from_view_proj(self.view_proj)
     }
+}
+
+/// Why a [`View`] cannot be planned for.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewError {
+    /// The viewport has no pixels.
+    #[error("the view's viewport {0} has no pixels")]
+    ZeroViewport(UVec2),
+    /// A field is infinite or NaN (or, for `fov_y`, outside (0, pi); for
+    /// `weight`, negative).
+    #[error("the view's {0} is not finite or out of range")]
+    NotFinite(&'static str),
 }
 
 /// Six planes `n . p + d >= 0` for points inside.

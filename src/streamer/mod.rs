@@ -69,8 +69,9 @@ mod work;
 
 pub use crate::ids::{MeshId, ObjectId, TextureId};
 pub use crate::plan::Policy;
+pub use crate::plan::ViewError;
 pub use meshes::MeshStatus;
-pub use options::{Budget, MeshDesc, ObjectDesc, StreamerOptions, TextureDesc};
+pub use options::{Budget, MeshDesc, ObjectDesc, SettingsError, StreamerOptions, TextureDesc};
 pub use report::{
     BelowReason, FrameStats, InvariantViolation, MeshReport, OomEvent, ResidencyReport,
     ResidencyState, TextureReport, Totals,
@@ -161,6 +162,10 @@ pub struct Streamer {
     /// Registrations so far (each tail load gets its own key).
     tail_loads: u64,
     views: Vec<View>,
+    /// The last view `update` skipped and why (see [`View::validate`]).
+    rejected_view: Option<(u64, ViewError)>,
+    /// Settings `with_options`/`set_budget` clamped, one line each.
+    settings_warnings: Vec<String>,
     /// Whether compressed textures can be copied GPU-side on this device.
     gpu_copies: bool,
 }
@@ -171,12 +176,32 @@ impl Streamer {
         Self::with_options(device, queue, StreamerOptions::default())
     }
 
-    /// A streamer with `options`.
+    /// A streamer with `options`. A setting that makes no sense (see
+    /// [`SettingsError`]) is clamped to the nearest sane value and named in
+    /// the report's `warnings`; [`try_with_options`](Self::try_with_options)
+    /// refuses it instead.
     pub fn with_options(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         options: StreamerOptions,
     ) -> Self {
+        let (options, warnings) = options.clamped();
+        let mut s = Self::build(device, queue, options);
+        s.settings_warnings = warnings;
+        s
+    }
+
+    /// A streamer with `options`, or the first setting that makes no sense.
+    pub fn try_with_options(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        options: StreamerOptions,
+    ) -> Result<Self, SettingsError> {
+        options.validate()?;
+        Ok(Self::build(device, queue, options))
+    }
+
+    fn build(device: &wgpu::Device, queue: &wgpu::Queue, options: StreamerOptions) -> Self {
         // one tag for this streamer's ids: another streamer's id names nothing here
         let owner = crate::ids::new_owner();
         let mut s = Self {
@@ -197,6 +222,8 @@ impl Streamer {
             changed: Vec::new(),
             tail_loads: 0,
             views: Vec::new(),
+            rejected_view: None,
+            settings_warnings: Vec::new(),
             gpu_copies: memory::copies_compressed_textures(device),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
@@ -210,8 +237,33 @@ impl Streamer {
         &self.options
     }
 
-    /// Changes the budget; it takes effect at the next `update`.
+    /// Changes the budget; it takes effect at the next `update`. A budget
+    /// of 0 bytes becomes 1 byte (the tails alone are held; see
+    /// [`effective_budget`](Self::effective_budget)) and an `Auto` fraction
+    /// outside (0, 1] is clamped into it, each named in the report's
+    /// `warnings`; [`try_set_budget`](Self::try_set_budget) refuses them.
     pub fn set_budget(&mut self, budget: Budget) {
+        let budget = match budget.validate() {
+            Ok(()) => budget,
+            Err(e) => {
+                let w = format!("setting clamped: {e}");
+                if !self.settings_warnings.contains(&w) {
+                    self.settings_warnings.push(w);
+                }
+                budget.clamped()
+            }
+        };
+        self.apply_budget(budget);
+    }
+
+    /// Changes the budget, or says why it makes no sense (nothing changes).
+    pub fn try_set_budget(&mut self, budget: Budget) -> Result<(), SettingsError> {
+        budget.validate()?;
+        self.apply_budget(budget);
+        Ok(())
+    }
+
+    fn apply_budget(&mut self, budget: Budget) {
         self.options.budget = budget;
         self.budget.set(budget);
         self.gpu.set_pool_capacity(self.pool_capacity());
@@ -369,12 +421,20 @@ impl Streamer {
 
     fn begin_frame(&mut self, views: &[View]) {
         self.frame += 1;
-        self.views.clear();
-        self.views.extend_from_slice(views);
         self.stats = FrameStats {
             frame: self.frame,
             ..Default::default()
         };
+        self.views.clear();
+        for v in views {
+            match v.validate() {
+                Ok(()) => self.views.push(*v),
+                Err(e) => {
+                    self.stats.rejected_views += 1;
+                    self.rejected_view = Some((self.frame, e));
+                }
+            }
+        }
         self.gpu.poll();
         self.budget.refresh_driver(self.frame, self.gpu.device());
         self.budget.tick(self.frame);
@@ -598,6 +658,37 @@ impl Streamer {
             allocator: memory::allocator_summary(self.gpu.device()),
             counters: memory::counters(self.gpu.device()),
             loads_outstanding: self.loader.outstanding(),
+            warnings: self.warnings(),
         }
+    }
+
+    /// What the report should say the caller may not expect: clamped
+    /// settings, a budget the tails alone exceed, views `update` skipped,
+    /// textures held uncompressed because the device lacks their formats.
+    fn warnings(&self) -> Vec<String> {
+        let mut w = self.settings_warnings.clone();
+        let (budget, tails) = (self.budget_bytes(), self.tail_bytes());
+        if budget < tails {
+            w.push(format!(
+                "budget {} is below the {} the always-resident tails need: holding the tails alone",
+                memory::human_bytes(budget),
+                memory::human_bytes(tails)
+            ));
+        }
+        if let Some((frame, e)) = self.rejected_view {
+            w.push(format!("frame {frame}: a view was skipped: {e}"));
+        }
+        let fallback = self
+            .textures
+            .iter::<TextureId>()
+            .filter(|(_, t)| t.rgba8_fallback())
+            .count();
+        if fallback > 0 {
+            w.push(format!(
+                "{fallback} texture(s) held as uncompressed RGBA8 (4 bytes per texel): \
+                 the device lacks their compressed formats (request TEXTURE_COMPRESSION_BC, _ETC2 or _ASTC)"
+            ));
+        }
+        w
     }
 }

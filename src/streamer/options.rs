@@ -87,6 +87,168 @@ impl Default for StreamerOptions {
     }
 }
 
+/// A setting that makes no sense: [`StreamerOptions::validate`],
+/// [`crate::Streamer::try_with_options`] and [`crate::Streamer::try_set_budget`]
+/// return it. [`crate::Streamer::with_options`] instead clamps each to the
+/// nearest sane value and lists what it clamped in the report's `warnings`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A budget of 0 bytes (`Budget::Bytes(0)` or an `Auto` fallback of 0).
+    #[error("a budget of 0 bytes cannot hold even the always-resident tails")]
+    ZeroBudget,
+    /// `Budget::Auto` with a fraction outside (0, 1] or not a number.
+    #[error("Budget::Auto fraction {0} is not in (0, 1]")]
+    BudgetFraction(f32),
+    /// `uploads_per_frame` or `upload_bytes_per_frame` is 0: nothing could ever load.
+    #[error("{0} is 0: nothing could ever be uploaded")]
+    NoUploads(&'static str),
+    /// `workers` is 0: no thread would read files.
+    #[error("workers is 0: no thread would load anything")]
+    NoWorkers,
+    /// A fraction or tunable outside its range, or not finite.
+    #[error("{name} = {value} is outside {range}")]
+    OutOfRange {
+        /// The setting.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// The values it may take.
+        range: &'static str,
+    },
+}
+
+impl Budget {
+    /// Whether the budget can be kept at all (see [`SettingsError`]).
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        match *self {
+            Budget::Bytes(0) | Budget::Auto { fallback: 0, .. } => Err(SettingsError::ZeroBudget),
+            Budget::Auto { fraction, .. } if !(fraction > 0.0 && fraction <= 1.0) => {
+                Err(SettingsError::BudgetFraction(fraction))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The nearest budget that can be kept: 1 byte for 0 (the streamer then
+    /// holds the tails alone; the report says so), the fraction into (0, 1].
+    pub(crate) fn clamped(self) -> Budget {
+        match self {
+            Budget::Bytes(b) => Budget::Bytes(b.max(1)),
+            Budget::Auto { fraction, fallback } => Budget::Auto {
+                fraction: if fraction.is_nan() {
+                    0.5
+                } else {
+                    fraction.clamp(f32::MIN_POSITIVE, 1.0)
+                },
+                fallback: fallback.max(1),
+            },
+        }
+    }
+}
+
+impl StreamerOptions {
+    /// Every setting that makes no sense, first one first.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.budget.validate()?;
+        if self.uploads_per_frame == 0 {
+            return Err(SettingsError::NoUploads("uploads_per_frame"));
+        }
+        if self.upload_bytes_per_frame == 0 {
+            return Err(SettingsError::NoUploads("upload_bytes_per_frame"));
+        }
+        if self.workers == 0 {
+            return Err(SettingsError::NoWorkers);
+        }
+        let p = &self.planner;
+        let ranges: [(&'static str, f64, f64, f64, &'static str); 7] = [
+            (
+                "transient_reserve",
+                self.transient_reserve as f64,
+                0.0,
+                0.9,
+                "[0, 0.9]",
+            ),
+            (
+                "planner.lod_bias",
+                p.lod_bias as f64,
+                -16.0,
+                16.0,
+                "[-16, 16]",
+            ),
+            (
+                "planner.look_ahead_s",
+                p.look_ahead_s as f64,
+                0.0,
+                60.0,
+                "[0, 60]",
+            ),
+            (
+                "planner.hysteresis",
+                p.hysteresis as f64,
+                0.0,
+                16.0,
+                "[0, 16]",
+            ),
+            ("planner.keep_bonus", p.keep_bonus, 1.0, 1e6, "[1, 1e6]"),
+            (
+                "planner.compact_quality_loss",
+                p.compact_quality_loss as f64,
+                0.0,
+                1.0,
+                "[0, 1]",
+            ),
+            (
+                "planner.mesh_error_px",
+                p.mesh_error_px as f64,
+                1e-3,
+                1e4,
+                "[0.001, 1e4]",
+            ),
+        ];
+        for (name, value, lo, hi, range) in ranges {
+            if !(value >= lo && value <= hi) {
+                return Err(SettingsError::OutOfRange { name, value, range });
+            }
+        }
+        Ok(())
+    }
+
+    /// The nearest sane options, and what was changed (one line each).
+    pub(crate) fn clamped(mut self) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        while let Err(e) = self.validate() {
+            warnings.push(format!("setting clamped: {e}"));
+            match e {
+                SettingsError::ZeroBudget | SettingsError::BudgetFraction(_) => {
+                    self.budget = self.budget.clamped()
+                }
+                SettingsError::NoUploads(_) => {
+                    self.uploads_per_frame = self.uploads_per_frame.max(1);
+                    self.upload_bytes_per_frame = self.upload_bytes_per_frame.max(1);
+                }
+                SettingsError::NoWorkers => self.workers = 1,
+                SettingsError::OutOfRange { name, .. } => {
+                    let d = StreamerOptions::default();
+                    let p = &mut self.planner;
+                    match name {
+                        "transient_reserve" => self.transient_reserve = d.transient_reserve,
+                        "planner.lod_bias" => p.lod_bias = d.planner.lod_bias,
+                        "planner.look_ahead_s" => p.look_ahead_s = d.planner.look_ahead_s,
+                        "planner.hysteresis" => p.hysteresis = d.planner.hysteresis,
+                        "planner.keep_bonus" => p.keep_bonus = d.planner.keep_bonus,
+                        "planner.compact_quality_loss" => {
+                            p.compact_quality_loss = d.planner.compact_quality_loss
+                        }
+                        _ => p.mesh_error_px = d.planner.mesh_error_px,
+                    }
+                }
+            }
+        }
+        (self, warnings)
+    }
+}
+
 /// A texture to register.
 #[derive(Debug, Clone)]
 pub struct TextureDesc {

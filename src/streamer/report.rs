@@ -209,6 +209,9 @@ pub struct FrameStats {
     pub panicked_loads: u32,
     /// Render-thread time `update` took.
     pub update_time: Duration,
+    /// Views `update` skipped because they fail [`crate::View::validate`]
+    /// (zero viewport, non-finite numbers); the report's `warnings` say why.
+    pub rejected_views: u32,
 }
 
 /// A snapshot of what the streamer holds and why.
@@ -238,6 +241,10 @@ pub struct ResidencyReport {
     pub counters: GpuCounters,
     /// Load requests not yet finished.
     pub loads_outstanding: usize,
+    /// What the caller may not expect, one line each: settings clamped,
+    /// a budget below the tails, views skipped, textures held as RGBA8
+    /// because the device lacks their compressed formats.
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for ResidencyReport {
@@ -327,6 +334,9 @@ impl fmt::Display for ResidencyReport {
         }
         for e in &self.oom_events {
             writeln!(f, "{e}")?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
         }
         Ok(())
     }

@@ -19,8 +19,9 @@ use crate::gpu::GpuTexture;
 use crate::ids::TextureId;
 use crate::kinds::{TextureClass, Tier};
 use crate::plan::{Limit, PlanTexture, ResidentState, TexturePlan};
-use crate::transcode::{self, ChannelLayout, LevelImage, TargetChoice, TranscodeOptions};
+use crate::transcode::{self, ChannelLayout, LevelImage, Output, TargetChoice, TranscodeOptions};
 use crate::worker::{LoadError, LoadKey, LoadRequest, LoadResult};
+use crate::TargetFormat;
 use crate::TextureFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -88,6 +89,16 @@ pub(super) struct TextureEntry {
 }
 
 impl TextureEntry {
+    /// Whether its full tier is RGBA8 only because the device lacks the
+    /// compressed formats (a Basis payload transcoded, or a block-compressed
+    /// one decoded, to 4 bytes per texel).
+    pub(super) fn rgba8_fallback(&self) -> bool {
+        matches!(
+            self.choice.full,
+            Output::DecodeToRgba8 | Output::Transcode(TargetFormat::Rgba8)
+        )
+    }
+
     pub(super) fn levels(&self) -> u32 {
         self.plan.level_count
     }
