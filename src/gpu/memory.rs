@@ -40,7 +40,9 @@ impl DriverBudget {
     }
 }
 
-/// The driver's memory budget, where the backend can tell (Vulkan).
+/// The driver's memory budget, where the backend can tell: Vulkan with
+/// `VK_EXT_memory_budget`, when mipstream is built with its `driver-budget`
+/// feature (on by default; it enables wgpu's `vulkan` backend).
 pub fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
     vulkan::driver_budget(device)
 }
@@ -48,28 +50,21 @@ pub fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
 /// Whether the device runs on wgpu's GL backend (which has no allocator
 /// report and never counts texture memory).
 pub fn is_gl(device: &wgpu::Device) -> bool {
-    vulkan::is_gl(device)
+    device.adapter_info().backend == wgpu::Backend::Gl
 }
 
 /// Whether `copy_texture_to_texture` works for block-compressed formats on
 /// this device. wgpu's GL backend copies through a framebuffer, which cannot
 /// hold a compressed texture, so it is false there.
 pub fn copies_compressed_textures(device: &wgpu::Device) -> bool {
-    !vulkan::is_gl(device)
+    !is_gl(device)
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "driver-budget"))]
 #[allow(unsafe_code)] // wgpu's hal escape hatch to call vkGetPhysicalDeviceMemoryProperties2
 mod vulkan {
     use super::{DriverBudget, HeapBudget};
     use ash::vk;
-
-    /// Whether the device runs on wgpu's GL backend.
-    pub(super) fn is_gl(device: &wgpu::Device) -> bool {
-        // SAFETY: only checks whether the device is backed by GL; the guard is
-        // dropped at once and nothing is called on it.
-        unsafe { device.as_hal::<wgpu::hal::api::Gles>() }.is_some()
-    }
 
     pub(super) fn driver_budget(device: &wgpu::Device) -> Option<DriverBudget> {
         // SAFETY: `as_hal` hands out the live hal device of a Vulkan-backed
@@ -104,13 +99,10 @@ mod vulkan {
     }
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", not(feature = "driver-budget")))]
 mod vulkan {
     pub(super) fn driver_budget(_: &wgpu::Device) -> Option<super::DriverBudget> {
         None
-    }
-    pub(super) fn is_gl(_: &wgpu::Device) -> bool {
-        true
     }
 }
 
