@@ -72,7 +72,7 @@ pub use container::{OpenError, TextureFile, TextureInfo};
 pub use format::TargetFormat;
 pub use kinds::{TextureClass, Tier};
 pub use plan::View;
-pub use source::{ByteSource, FileSource, MemorySource};
+pub use source::{ByteSource, FileHandles, FileSource, MemorySource};
 pub use streamer::{
     Budget, MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc,
     TextureId,

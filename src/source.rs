@@ -88,12 +88,130 @@ pub(crate) fn check_range(name: &str, size: u64, offset: u64, len: u64) -> Resul
     }
 }
 
+/// A bounded set of open file handles shared by [`FileSource`]s, least
+/// recently used closed first, so the number of open descriptors stays under
+/// [`capacity`](Self::capacity) (plus one per read in flight) whatever the
+/// number of registered textures and meshes.
+///
+/// Every `FileSource` uses [`FileHandles::global`] unless opened with
+/// [`FileSource::open_with`]. Default capacity: 64.
+pub struct FileHandles {
+    state: std::sync::Mutex<HandleState>,
+}
+
+struct HandleState {
+    capacity: usize,
+    /// Open handles, least recently used first: (source key, handle).
+    open: std::collections::VecDeque<(u64, Arc<File>)>,
+    next_key: u64,
+    opened: u64,
+}
+
+impl fmt::Debug for FileHandles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.lock();
+        f.debug_struct("FileHandles")
+            .field("capacity", &s.capacity)
+            .field("open", &s.open.len())
+            .field("opened", &s.opened)
+            .finish()
+    }
+}
+
+impl FileHandles {
+    /// A set that keeps at most `capacity` files open (at least 1).
+    pub fn new(capacity: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: std::sync::Mutex::new(HandleState {
+                capacity: capacity.max(1),
+                open: std::collections::VecDeque::new(),
+                next_key: 0,
+                opened: 0,
+            }),
+        })
+    }
+
+    /// The process-wide set every [`FileSource::open`] uses (capacity 64).
+    pub fn global() -> &'static Arc<FileHandles> {
+        static GLOBAL: std::sync::OnceLock<Arc<FileHandles>> = std::sync::OnceLock::new();
+        GLOBAL.get_or_init(|| FileHandles::new(64))
+    }
+
+    /// Handles kept open at most.
+    pub fn capacity(&self) -> usize {
+        self.lock().capacity
+    }
+
+    /// Changes the capacity (at least 1), closing the least recently used
+    /// handles beyond it.
+    pub fn set_capacity(&self, capacity: usize) {
+        let mut s = self.lock();
+        s.capacity = capacity.max(1);
+        s.trim();
+    }
+
+    /// Handles open now.
+    pub fn open_count(&self) -> usize {
+        self.lock().open.len()
+    }
+
+    /// Files opened so far (each reopen after an eviction counts).
+    pub fn opens(&self) -> u64 {
+        self.lock().opened
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HandleState> {
+        // a panic while holding the lock leaves a consistent list
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn new_key(&self) -> u64 {
+        let mut s = self.lock();
+        s.next_key += 1;
+        s.next_key
+    }
+
+    /// Keeps `file` as `key`'s handle (most recently used).
+    fn keep(&self, key: u64, file: Arc<File>) {
+        let mut s = self.lock();
+        s.open.retain(|(k, _)| *k != key);
+        s.open.push_back((key, file));
+        s.opened += 1;
+        s.trim();
+    }
+
+    /// `key`'s handle if it is open (marked most recently used).
+    fn get(&self, key: u64) -> Option<Arc<File>> {
+        let mut s = self.lock();
+        let i = s.open.iter().position(|(k, _)| *k == key)?;
+        let entry = s.open.remove(i)?;
+        let file = entry.1.clone();
+        s.open.push_back(entry);
+        Some(file)
+    }
+
+    fn forget(&self, key: u64) {
+        self.lock().open.retain(|(k, _)| *k != key);
+    }
+}
+
+impl HandleState {
+    fn trim(&mut self) {
+        while self.open.len() > self.capacity {
+            self.open.pop_front();
+        }
+    }
+}
+
 /// A file on disk, read with positioned reads (`pread`), so concurrent readers
-/// never share a file cursor.
+/// never share a file cursor. The handle is borrowed from a [`FileHandles`]
+/// set and reopened by path when it was closed to make room; a file whose
+/// size changed since it was opened is an error, not a misread.
 pub struct FileSource {
     path: PathBuf,
     name: String,
-    file: File,
+    handles: Arc<FileHandles>,
+    key: u64,
     size: u64,
     served: AtomicU64,
 }
@@ -108,28 +226,32 @@ impl fmt::Debug for FileSource {
     }
 }
 
+impl Drop for FileSource {
+    fn drop(&mut self) {
+        self.handles.forget(self.key);
+    }
+}
+
 impl FileSource {
-    /// Opens `path` for reading. Only the file's metadata is read here.
+    /// Opens `path` for reading with the [global](FileHandles::global)
+    /// handle set. Only the file's metadata is read here.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
+        Self::open_with(path, FileHandles::global().clone())
+    }
+
+    /// Opens `path` for reading with handles from `handles`.
+    pub fn open_with(path: impl AsRef<Path>, handles: Arc<FileHandles>) -> Result<Self, ReadError> {
         let path = path.as_ref().to_path_buf();
         let name = path.display().to_string();
-        let io = |source| ReadError::Io {
-            name: name.clone(),
-            source,
-        };
-        let file = File::open(&path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if meta.is_dir() {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "is a directory, not a file",
-            )));
-        }
+        let (file, size) = open_file(&path, &name)?;
+        let key = handles.new_key();
+        handles.keep(key, Arc::new(file));
         Ok(Self {
             path,
             name,
-            file,
-            size: meta.len(),
+            handles,
+            key,
+            size,
             served: AtomicU64::new(0),
         })
     }
@@ -138,6 +260,43 @@ impl FileSource {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The open handle, reopened if it was closed to make room.
+    fn file(&self) -> Result<Arc<File>, ReadError> {
+        if let Some(f) = self.handles.get(self.key) {
+            return Ok(f);
+        }
+        let (file, size) = open_file(&self.path, &self.name)?;
+        if size != self.size {
+            return Err(ReadError::Io {
+                name: self.name.clone(),
+                source: std::io::Error::other(format!(
+                    "the file changed size since it was opened ({} bytes, now {size})",
+                    self.size
+                )),
+            });
+        }
+        let file = Arc::new(file);
+        self.handles.keep(self.key, file.clone());
+        Ok(file)
+    }
+}
+
+/// Opens a regular file and returns it with its size.
+fn open_file(path: &Path, name: &str) -> Result<(File, u64), ReadError> {
+    let io = |source| ReadError::Io {
+        name: name.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a directory, not a file",
+        )));
+    }
+    Ok((file, meta.len()))
 }
 
 impl ByteSource for FileSource {
@@ -151,7 +310,8 @@ impl ByteSource for FileSource {
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         check_range(&self.name, self.size, offset, buf.len() as u64)?;
-        read_at(&self.file, offset, buf).map_err(|source| ReadError::Io {
+        let file = self.file()?;
+        read_at(&file, offset, buf).map_err(|source| ReadError::Io {
             name: self.name.clone(),
             source,
         })?;
@@ -272,5 +432,52 @@ mod tests {
             Err(ReadError::Io { .. })
         ));
         assert!(FileSource::open(dir.path()).is_err());
+    }
+
+    #[test]
+    fn file_handles_stay_bounded_and_reopen_on_demand() {
+        let dir = tempfile::tempdir().unwrap();
+        let handles = FileHandles::new(3);
+        let sources: Vec<_> = (0..10u8)
+            .map(|i| {
+                let path = dir.path().join(format!("{i}.bin"));
+                std::fs::write(&path, [i; 16]).unwrap();
+                FileSource::open_with(&path, handles.clone()).unwrap()
+            })
+            .collect();
+        assert_eq!(handles.open_count(), 3);
+        for round in 0..3 {
+            for (i, s) in sources.iter().enumerate() {
+                assert_eq!(
+                    s.read_range(4, 2).unwrap(),
+                    vec![i as u8; 2],
+                    "round {round}"
+                );
+                assert!(handles.open_count() <= 3);
+            }
+        }
+        assert_eq!(
+            handles.opens(),
+            10 + 30,
+            "every read after the first reopened"
+        );
+        // recently used stays open: reading one source again opens nothing
+        let before = handles.opens();
+        sources[9].read_range(0, 1).unwrap();
+        assert_eq!(handles.opens(), before);
+        // a file replaced by one of another size is refused, not misread
+        std::fs::write(dir.path().join("0.bin"), [7u8; 8]).unwrap();
+        assert!(matches!(
+            sources[0].read_range(0, 1),
+            Err(ReadError::Io { .. })
+        ));
+        handles.set_capacity(1);
+        assert_eq!(handles.open_count(), 1);
+        drop(sources);
+        assert_eq!(
+            handles.open_count(),
+            0,
+            "dropped sources close their handles"
+        );
     }
 }

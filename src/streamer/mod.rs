@@ -76,7 +76,7 @@ pub use report::{
     BelowReason, FrameStats, InvariantViolation, MeshReport, OomEvent, ResidencyReport,
     ResidencyState, TextureReport, Totals,
 };
-pub use textures::TextureStatus;
+pub use textures::{PreparedTexture, TexturePreparer, TextureStatus};
 
 use crate::container::OpenError;
 use crate::gpu::memory;
@@ -134,6 +134,12 @@ pub enum StreamerError {
     /// The GPU refused an allocation.
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    /// A [`PreparedTexture`] from a preparer of a device with other features.
+    #[error("{label} was prepared for a device with other features")]
+    ForeignPrepared {
+        /// The texture.
+        label: String,
+    },
     /// `settle` did not converge in time.
     #[error("residency did not settle within {0:?}")]
     SettleTimeout(Duration),
