@@ -77,3 +77,9 @@ pub use streamer::{
     Budget, MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerOptions, TextureDesc,
     TextureId,
 };
+
+/// Every Rust block of README.md, compiled (and, unless marked `no_run`, run)
+/// by `cargo test` as doctests, so the README's code cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -227,7 +227,8 @@ fn nonsense_settings_are_refused_or_clamped_with_a_warning() {
         f(&mut o);
         o
     };
-    let cases: [(fn(&mut StreamerOptions), SettingsError); 5] = [
+    type Case = (fn(&mut StreamerOptions), SettingsError);
+    let cases: [Case; 5] = [
         (|o| o.budget = Budget::Bytes(0), SettingsError::ZeroBudget),
         (
             |o| o.uploads_per_frame = 0,

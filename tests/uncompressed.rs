@@ -58,6 +58,14 @@ fn a_budget_cut_holds_in_the_same_update_without_compressed_formats() {
         s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
             .unwrap();
     }
+    // the report says why the bytes are large
+    let warnings = s.report().warnings;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("20 texture(s) held as uncompressed RGBA8")),
+        "{warnings:?}"
+    );
     for mib in [48u64, 12, 8, 6, 20, 12, 8] {
         s.settle(&[view(2.0)], Duration::from_secs(120)).unwrap();
         s.set_budget(Budget::Bytes(mib << 20));

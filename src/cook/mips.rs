@@ -15,11 +15,11 @@ pub enum MipSpace {
     Srgb,
     /// Linear data: filtered as stored.
     Linear,
-    /// Tangent-space normals in RGB ([0,1] encoding of [-1,1]): renormalised.
+    /// Tangent-space normals in RGB (\[0,1\] encoding of \[-1,1\]): renormalised.
     Normal,
 }
 
-/// sRGB electro-optical transfer: encoded [0,1] to linear [0,1].
+/// sRGB electro-optical transfer: encoded \[0,1\] to linear \[0,1\].
 pub fn srgb_to_linear(c: f32) -> f32 {
     if c <= 0.04045 {
         c / 12.92

@@ -3,7 +3,7 @@
 //! [`cook_image`] builds the full mip chain (see [`mips`]), encodes every level
 //! with the reference Basis Universal encoder (the `basis-universal` crate, C++
 //! 1.16) as ETC1S or UASTC, and writes a KTX2 file with a proper DFD, UASTC
-//! levels Zstandard-compressed ([`ktx2_writer`]). Normal maps are packed the way
+//! levels Zstandard-compressed (`ktx2_writer`). Normal maps are packed the way
 //! Basis expects them (X in colour, Y in alpha) so they transcode to BC5 / EAC
 //! RG11 at load time.
 

@@ -4,7 +4,7 @@
 //! benchmark and the soak ([`source`]), the renderers ([`render`] for the
 //! boxes, [`render_mesh`] for glTF materials), a cooked glTF scene streamed
 //! ([`gltf_scene`]) and the same scene drawn uncooked for render tests
-//! ([`reference`]), the [`viewer`], the benchmark ([`bench`]) and the
+//! ([`reference`](mod@reference)), the [`viewer`], the benchmark ([`bench`](mod@bench)) and the
 //! [`soak`].
 //!
 //! The rule of this layer: it uses only mipstream's public API, like an

@@ -1,6 +1,6 @@
 //! Meshes: the streamable LOD container ([`container`]), LOD chains built
-//! with meshoptimizer ([`lod`], feature `gltf`), and cooked glTF scenes
-//! ([`scene_file`], feature `gltf`).
+//! with meshoptimizer (`lod`, feature `gltf`), and cooked glTF scenes
+//! (`scene_file`, feature `gltf`).
 
 pub mod container;
 #[cfg(feature = "gltf")]

@@ -7,7 +7,7 @@
 //! the nearest point of an instance's bounding sphere (the view's pixels per
 //! world unit at distance 1, over that distance, times the instance's world
 //! units per mesh unit). A mesh *wants* the coarsest LOD whose projected
-//! error is within [`PlannerOptions::mesh_error_px`] for every view; with
+//! error is within [`PlannerOptions::mesh_error_px`](crate::plan::PlannerOptions::mesh_error_px) for every view; with
 //! hysteresis it moves only once the error passes that target by the factor
 //! `2^hysteresis` (the textures' margin in mips, as a ratio). Instances
 //! outside every frustum count as if [`OFFSCREEN_LOD_BIAS`] mips (a factor

@@ -10,7 +10,7 @@
 //! 4. **apply**: textures above their target shrink first (GPU copies, no
 //!    upload), then textures below it grow by the contiguous levels that have
 //!    arrived, in priority order, within the per-frame upload cap and the
-//!    budget (see [`apply`]);
+//!    budget (see `apply.rs`);
 //! 5. the work is submitted; changed views are listed for rebinding.
 //!
 //! The render thread never reads files or transcodes; `update` only plans,
@@ -21,6 +21,40 @@
 //! load on the same loader threads, and arrived LODs are swapped in during
 //! apply under the same upload cap; [`Streamer::mesh_buffers`] is what to
 //! draw (see `meshes.rs`).
+//!
+//! # Contract
+//!
+//! README.md's "Embedding mipstream" has a complete renderer that owns its
+//! device, and the contract in full. In short:
+//! - **device features**: each texture's format is chosen from the device's
+//!   features at registration (BC7/BC5, ASTC 4x4, ETC2/EAC, else RGBA8 at 4
+//!   bytes a texel; the report warns); [`Streamer::channel_layout`] says how
+//!   a shader reads a texture's channels on this device;
+//! - **threads**: `Streamer` is `Send`, not `Sync`: every call comes from the
+//!   thread that holds it. [`TexturePreparer`] (`Send + Sync`) reads a
+//!   texture's tail on any thread; [`Streamer::register_prepared`] then
+//!   registers it without file access, in call order;
+//! - **sampling**: [`Streamer::texture_view`] shows the resident levels only
+//!   (its mip 0 is the finest resident level), so `textureDimensions`,
+//!   `textureLoad` and explicit-LOD sampling address the resident texture;
+//!   rebind what [`Streamer::take_changed`] lists;
+//! - **settings**: nonsense is a [`SettingsError`] from
+//!   [`Streamer::try_with_options`], or clamped with a report warning.
+//!
+//! ```
+//! fn send<T: Send>() {}
+//! fn send_sync<T: Send + Sync>() {}
+//! send::<mipstream::Streamer>();
+//! send_sync::<mipstream::streamer::TexturePreparer>();
+//! send_sync::<mipstream::streamer::PreparedTexture>();
+//! send_sync::<mipstream::TextureFile>();
+//! send_sync::<mipstream::mesh::MeshFile>();
+//! ```
+//!
+//! ```compile_fail
+//! fn sync<T: Sync>() {}
+//! sync::<mipstream::Streamer>(); // not Sync: one thread at a time
+//! ```
 //!
 //! # Example
 //!
@@ -684,10 +718,11 @@ impl Streamer {
         if let Some((frame, e)) = self.rejected_view {
             w.push(format!("frame {frame}: a view was skipped: {e}"));
         }
+        let features = self.gpu.features();
         let fallback = self
             .textures
             .iter::<TextureId>()
-            .filter(|(_, t)| t.rgba8_fallback())
+            .filter(|(_, t)| t.rgba8_fallback(features))
             .count();
         if fallback > 0 {
             w.push(format!(

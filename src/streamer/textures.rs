@@ -92,11 +92,16 @@ impl TextureEntry {
     /// Whether its full tier is RGBA8 only because the device lacks the
     /// compressed formats (a Basis payload transcoded, or a block-compressed
     /// one decoded, to 4 bytes per texel).
-    pub(super) fn rgba8_fallback(&self) -> bool {
-        matches!(
-            self.choice.full,
-            Output::DecodeToRgba8 | Output::Transcode(TargetFormat::Rgba8)
-        )
+    pub(super) fn rgba8_fallback(&self, features: wgpu::Features) -> bool {
+        let compressed = wgpu::Features::TEXTURE_COMPRESSION_BC
+            | wgpu::Features::TEXTURE_COMPRESSION_ETC2
+            | wgpu::Features::TEXTURE_COMPRESSION_ASTC;
+        match self.choice.full {
+            Output::DecodeToRgba8 => true,
+            // (a texture whose size is no multiple of 4 is RGBA8 everywhere)
+            Output::Transcode(TargetFormat::Rgba8) => !features.intersects(compressed),
+            _ => false,
+        }
     }
 
     pub(super) fn levels(&self) -> u32 {

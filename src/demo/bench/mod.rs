@@ -4,7 +4,7 @@
 //!
 //! Every strategy is the same [`Streamer`] (same loader threads, same upload
 //! path and cap, same renderer); only the way levels are chosen differs
-//! ([`Policy`]):
+//! ([`Policy`](crate::plan::Policy)):
 //!
 //! - `full`: every texture at full resolution, loaded before the path starts:
 //!   the reference pictures and the memory a naive loader needs;
