@@ -380,3 +380,78 @@ fn heatmap_shows_residency() {
     );
     let _ = rig.ids.len();
 }
+
+/// What each texture holds: level and tier, by registration order.
+fn held(rig: &Rig) -> Vec<(u32, mipstream::Tier)> {
+    rig.ids
+        .iter()
+        .map(|&id| {
+            let s = rig.streamer.texture_status(id).unwrap();
+            (s.resident, s.tier)
+        })
+        .collect()
+}
+
+/// `settle_canonical` depends on scene, view and budget only: a streamer that
+/// flew the path (and saw a budget change) settles bit for bit like a fresh
+/// one, at a budget that binds.
+#[test]
+fn settle_canonical_forgets_the_flight() {
+    let path = scene().path;
+    let view = path.view(9.0, PATH_SIZE);
+    // the budget binds: half of what the view wants
+    let mut probe = Rig::sized(StreamerOptions::default(), PATH_SIZE);
+    let wanted = probe.streamer.wanted_bytes(&[view]);
+    let tails = probe.streamer.report().tail_bytes;
+    drop(probe);
+    let budget = tails + (wanted - tails) / 2;
+
+    let mut fresh = Rig::sized(StreamerOptions::default(), PATH_SIZE);
+    fresh.streamer.set_budget(Budget::Bytes(budget));
+    fresh
+        .streamer
+        .settle_canonical(&[view], Duration::from_secs(120))
+        .unwrap();
+    let fresh_img = fresh.render(&view, ViewMode::Normal);
+
+    let mut flown = Rig::sized(StreamerOptions::default(), PATH_SIZE);
+    flown.streamer.set_budget(Budget::Bytes(budget * 3));
+    for f in 0..120 {
+        let t = path.duration * f as f32 / 119.0;
+        flown.streamer.update(&[path.view(t, PATH_SIZE)]);
+        if f == 60 {
+            flown.streamer.set_budget(Budget::Bytes(budget));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // the plain settle keeps what the flight left where it may
+    flown
+        .streamer
+        .settle(&[view], Duration::from_secs(120))
+        .unwrap();
+    let sticky = held(&flown);
+    flown
+        .streamer
+        .settle_canonical(&[view], Duration::from_secs(120))
+        .unwrap();
+    flown.streamer.check_invariants().unwrap();
+    let (a, b) = (held(&fresh), held(&flown));
+    let differing: Vec<_> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    assert!(
+        differing.is_empty(),
+        "textures {differing:?} differ: fresh {:?}, flown {:?}",
+        differing.iter().map(|&i| a[i]).collect::<Vec<_>>(),
+        differing.iter().map(|&i| b[i]).collect::<Vec<_>>()
+    );
+    let flown_img = flown.render(&view, ViewMode::Normal);
+    assert!(
+        fresh_img.as_raw() == flown_img.as_raw(),
+        "the pictures differ (PSNR {:.2} dB)",
+        common::psnr(&fresh_img, &flown_img)
+    );
+    eprintln!(
+        "budget {budget} (view wants {wanted}, tails {tails}); the plain settle after the flight differed in {} of {} textures",
+        (0..a.len()).filter(|&i| a[i] != sticky[i]).count(),
+        a.len()
+    );
+}

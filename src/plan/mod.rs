@@ -312,6 +312,25 @@ impl Planner {
         }
     }
 
+    /// Forgets everything earlier plans leave behind (each texture's and
+    /// mesh's last wanted level, when each was last seen, the spare floor),
+    /// as if every texture and mesh had just been registered.
+    pub fn forget_history(&mut self) {
+        for (slot, t) in self.textures.iter().enumerate() {
+            if let Some(t) = t {
+                self.wanted[slot] = t.tail_level;
+            }
+            self.last_seen[slot] = u64::MAX;
+        }
+        for (slot, m) in self.meshes.iter().enumerate() {
+            if let Some(m) = m {
+                self.mesh_wanted[slot] = m.coarsest();
+            }
+            self.mesh_last_seen[slot] = u64::MAX;
+        }
+        self.floor = None;
+    }
+
     /// The options in use.
     pub fn options(&self) -> &PlannerOptions {
         &self.options

@@ -93,6 +93,7 @@
 
 mod apply;
 mod budget;
+mod canonical;
 mod load_state;
 mod meshes;
 mod objects;
@@ -120,6 +121,7 @@ use crate::plan::{Planner, PlannerOptions, View};
 use crate::transcode::TranscodeError;
 use crate::worker::{LoadError, Loader};
 use budget::BudgetState;
+use load_state::LoadState;
 use objects::ObjectEntry;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

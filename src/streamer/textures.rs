@@ -364,30 +364,8 @@ impl Streamer {
             tail: tail_levels,
             ..
         } = prepared;
-        let info = desc.file.info();
-        let (tail, levels) = (plan.tail_level, plan.level_count);
-        let gpu_label = format!("mipstream {label} levels {tail}..{levels}");
-        let dim = crate::gpu::upload::view_dimension(info);
-        let shape = geometry.shape(tail, Tier::Full);
-        let resident = self.gpu.create_texture(&gpu_label, shape, tail, dim)?;
-        let uploads: Vec<_> = tail_levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (&resident.texture, i as u32, l))
-            .collect();
-        if let Err(e) = self.gpu.stage(&uploads, &gpu_label) {
-            drop(uploads);
-            self.gpu.release(resident);
-            return Err(e.into());
-        }
-        drop(uploads);
-        self.gpu.submit();
-        let compressed = geometry
-            .formats
-            .iter()
-            .any(|f| f.block_dimensions() != (1, 1));
-        let shadow = (!self.gpu_copies && compressed)
-            .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
+        let (resident, shadow) =
+            self.tail_texture(&label, &desc.file, &geometry, &plan, &tail_levels)?;
         let id: TextureId = self.textures.insert(TextureEntry {
             label,
             file: desc.file,
@@ -408,6 +386,74 @@ impl Streamer {
         self.planner.set_texture(id.index(), plan);
         self.changed.push(id);
         Ok(id)
+    }
+
+    /// A texture holding the tail levels (staged), and their CPU copies
+    /// where the backend cannot copy compressed textures.
+    fn tail_texture(
+        &mut self,
+        label: &str,
+        file: &TextureFile,
+        geometry: &Geometry,
+        plan: &PlanTexture,
+        tail_levels: &[LevelImage],
+    ) -> Result<(GpuTexture, Option<BTreeMap<u32, LevelImage>>), StreamerError> {
+        let (tail, levels) = (plan.tail_level, plan.level_count);
+        let gpu_label = format!("mipstream {label} levels {tail}..{levels}");
+        let dim = crate::gpu::upload::view_dimension(file.info());
+        let shape = geometry.shape(tail, Tier::Full);
+        let resident = self.gpu.create_texture(&gpu_label, shape, tail, dim)?;
+        let uploads: Vec<_> = tail_levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (&resident.texture, i as u32, l))
+            .collect();
+        if let Err(e) = self.gpu.stage(&uploads, &gpu_label) {
+            drop(uploads);
+            self.gpu.release(resident);
+            return Err(e.into());
+        }
+        drop(uploads);
+        self.gpu.submit();
+        let compressed = geometry
+            .formats
+            .iter()
+            .any(|f| f.block_dimensions() != (1, 1));
+        let shadow = (!self.gpu_copies && compressed)
+            .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
+        Ok((resident, shadow))
+    }
+
+    /// Puts a texture back to the state registration leaves it in: its tail
+    /// alone, full tier, nothing requested or pending, no failure.
+    pub(super) fn reset_texture_to_tail(&mut self, id: TextureId) -> Result<(), StreamerError> {
+        let e = self
+            .textures
+            .get(id)
+            .ok_or(StreamerError::StaleTexture(id))?;
+        let (file, choice, geometry, plan, label) = (
+            e.file.clone(),
+            e.choice,
+            e.geometry,
+            e.plan.clone(),
+            e.label.clone(),
+        );
+        let tail = self.load_now(&file, &choice, plan.tail_level..plan.level_count, &label)?;
+        let (resident, shadow) = self.tail_texture(&label, &file, &geometry, &plan, &tail)?;
+        let frame = self.frame;
+        let e = self.textures.get_mut(id).expect("checked above");
+        let old = std::mem::replace(&mut e.resident, resident);
+        e.tier = Tier::Full;
+        e.since_frame = frame;
+        e.generation += 1;
+        e.pending.clear();
+        e.pending_tier = Tier::Full;
+        e.requested.clear();
+        e.load = LoadState::default();
+        e.shadow = shadow;
+        self.gpu.release(old);
+        self.changed.push(id);
+        Ok(())
     }
 
     /// Opens and registers a texture file with a class.

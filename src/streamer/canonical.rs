@@ -1,0 +1,106 @@
+//! The canonical settled state: what a streamer holds for a scene, views and
+//! budget, whatever the camera did before (for render tests and screenshots).
+//!
+//! [`Streamer::settle`] settles from wherever the streamer is: what it already
+//! holds is sticky (hysteresis, minimum residency, the keep bonus) and loads
+//! arrive in whatever order the loader threads finish them, so a streamer
+//! that flew away and back can settle to other levels than one that started
+//! at the view. [`Streamer::settle_canonical`] first forgets all of that (every
+//! texture back to its tail, every mesh to its coarsest LOD, the recycle pool
+//! emptied, the planner's memory cleared), then settles in lockstep: every
+//! load an update requested arrives before the next update, so arrival order
+//! cannot change the outcome.
+
+use super::{LoadState, MeshId, Streamer, StreamerError, TextureId};
+use crate::plan::View;
+use std::time::{Duration, Instant};
+
+impl Streamer {
+    /// Settles to the state that depends only on the registered scene, the
+    /// views and the budget in force: two streamers with the same textures,
+    /// meshes and objects settle to the same levels, LODs and tiers at the
+    /// same views and budget, bit for bit, whatever each did before. Slower
+    /// than [`settle`](Self::settle): tails are read again, and each update
+    /// waits for its loads. Returns the updates it took.
+    pub fn settle_canonical(
+        &mut self,
+        views: &[View],
+        timeout: Duration,
+    ) -> Result<u32, StreamerError> {
+        let start = Instant::now();
+        self.forget_history(start + timeout, timeout)?;
+        let mut frames = 0;
+        loop {
+            self.update(views);
+            frames += 1;
+            if self.converged() {
+                self.gpu.wait_idle();
+                self.gpu.poll();
+                return Ok(frames);
+            }
+            // every load this update asked for arrives before the next one
+            while self.loader.outstanding() > 0 {
+                if start.elapsed() > timeout {
+                    return Err(StreamerError::SettleTimeout(timeout));
+                }
+                for r in self.loader.wait(Duration::from_millis(50)) {
+                    self.accept_load(r);
+                }
+                for r in self.loader.drain_meshes() {
+                    self.accept_mesh_load(r);
+                }
+            }
+            if start.elapsed() > timeout {
+                return Err(StreamerError::SettleTimeout(timeout));
+            }
+        }
+    }
+
+    /// Back to the state registration leaves: in-flight loads finished and
+    /// dropped, tails alone, coarsest LODs, an empty pool, no plan memory.
+    fn forget_history(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(), StreamerError> {
+        while self.loader.outstanding() > 0 {
+            if Instant::now() > deadline {
+                return Err(StreamerError::SettleTimeout(timeout));
+            }
+            drop(self.loader.wait(Duration::from_millis(50)));
+            drop(self.loader.drain_meshes());
+        }
+        for id in self
+            .textures
+            .iter::<TextureId>()
+            .map(|(id, _)| id)
+            .collect::<Vec<_>>()
+        {
+            self.reset_texture_to_tail(id)?;
+        }
+        let frame = self.frame;
+        for id in self
+            .meshes
+            .iter::<MeshId>()
+            .map(|(id, _)| id)
+            .collect::<Vec<_>>()
+        {
+            let e = self.meshes.get_mut(id).expect("listed above");
+            let detail = e.detail.take();
+            let fading = e.fading.take().and_then(|(old, _)| old);
+            e.requested = None;
+            e.pending = None;
+            e.load = LoadState::default();
+            e.since_frame = frame;
+            for m in detail.into_iter().chain(fading) {
+                self.gpu.release_mesh(m);
+            }
+        }
+        self.gpu.trim_pool(0);
+        self.planner.forget_history();
+        self.gpu.submit();
+        self.gpu.wait_idle();
+        self.gpu.poll();
+        Ok(())
+    }
+}
