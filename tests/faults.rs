@@ -380,6 +380,10 @@ fn a_short_soak_with_every_fault_passes() {
         r.unrecovered
     );
     assert_eq!(r.frames, 400);
+    // the recovery was also compared at a budget that binds, within the bound
+    let b = r.binding.as_ref().expect("compared at a binding budget");
+    assert!(b.within_bound(), "{b:?}");
+    assert!(b.budget_bytes > 0 && b.fresh_held_bytes <= b.budget_bytes);
     assert!(r.fault_counts.total() > 20, "{:?}", r.fault_counts);
     assert!(r.budget_changes > 0 && r.objects_removed > 0);
     // meshes are registered through the faults too (how often their LOD

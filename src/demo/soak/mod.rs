@@ -235,14 +235,92 @@ pub struct SoakReport {
     pub frames_to_recover: u64,
     /// Textures that differ from the fresh streamer when recovery gave up.
     pub unrecovered: Vec<String>,
+    /// The comparison with a fresh streamer at a budget that binds (half of
+    /// what the last view wants), once the soaked one recovered.
+    pub binding: Option<BindingComparison>,
     /// Wall time of the whole soak.
     pub seconds: f64,
 }
 
+/// The soaked and a fresh streamer at a budget that binds, same camera.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BindingComparison {
+    /// The budget: half of what the view wants.
+    pub budget_bytes: u64,
+    /// Bytes the soaked streamer held once settled there.
+    pub soaked_held_bytes: u64,
+    /// Bytes the fresh streamer held once settled there.
+    pub fresh_held_bytes: u64,
+    /// Textures whose level or tier differ after the plain settle (history
+    /// is sticky: both are valid fits of the budget).
+    pub textures_differing: usize,
+    /// Textures compared.
+    pub textures: usize,
+    /// The largest level difference of any texture after the plain settle.
+    pub max_level_difference: u32,
+    /// The budget in force for each (the soaked one's stays lower for a
+    /// while after an out-of-memory event).
+    pub soaked_effective_bytes: u64,
+    /// See `soaked_effective_bytes`.
+    pub fresh_effective_bytes: u64,
+    /// What differs after both `settle_canonical` (not compared when the
+    /// budgets in force differ). Not always nothing: the fresh twin registers
+    /// in another order than the soaked streamer's slots, and the fit breaks
+    /// exact ties (the spare floor's extra level among equals) by slot.
+    pub canonical_differences: Vec<String>,
+    /// The largest level difference after both `settle_canonical`.
+    pub canonical_max_level_difference: u32,
+    /// Bytes each held after `settle_canonical`: soaked, fresh.
+    pub canonical_held_bytes: (u64, u64),
+}
+
+impl BindingComparison {
+    /// The bound the soak enforces. After the plain settle the soaked
+    /// streamer holds at least [`Self::MIN_HELD_SHARE`] of the bytes the fresh
+    /// one holds (its leftovers do not waste the budget); which levels the
+    /// two pick may differ (history is sticky): reported, not bounded. After
+    /// both `settle_canonical` (same budget in force) no texture is more
+    /// than one level apart and the bytes held are within
+    /// [`Self::CANONICAL_HELD_SHARE`] (only ties may break differently).
+    pub fn within_bound(&self) -> bool {
+        let share = |a: u64, b: u64| a as f64 >= b as f64 * Self::CANONICAL_HELD_SHARE;
+        let (cs, cf) = self.canonical_held_bytes;
+        let canonical_ok = self.soaked_effective_bytes != self.fresh_effective_bytes
+            || (self.canonical_max_level_difference <= 1 && share(cs, cf) && share(cf, cs));
+        canonical_ok
+            && self.soaked_held_bytes as f64 >= Self::MIN_HELD_SHARE * self.fresh_held_bytes as f64
+    }
+
+    /// See [`within_bound`](Self::within_bound).
+    pub const CANONICAL_HELD_SHARE: f64 = 0.95;
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "budget_bytes": self.budget_bytes,
+            "soaked_held_bytes": self.soaked_held_bytes,
+            "fresh_held_bytes": self.fresh_held_bytes,
+            "textures_differing": self.textures_differing,
+            "textures": self.textures,
+            "max_level_difference": self.max_level_difference,
+            "soaked_effective_bytes": self.soaked_effective_bytes,
+            "fresh_effective_bytes": self.fresh_effective_bytes,
+            "canonical_differences": self.canonical_differences,
+            "canonical_max_level_difference": self.canonical_max_level_difference,
+            "canonical_held_bytes": [self.canonical_held_bytes.0, self.canonical_held_bytes.1],
+            "within_bound": self.within_bound(),
+        })
+    }
+
+    /// See [`within_bound`](Self::within_bound).
+    pub const MIN_HELD_SHARE: f64 = 0.9;
+}
+
 impl SoakReport {
-    /// Zero violations, over-budget frames, panics and leaks, and recovered.
+    /// Zero violations, over-budget frames, panics and leaks, recovered, and
+    /// within the bound at a binding budget.
     pub fn passed(&self) -> bool {
-        self.invariant_violations == 0
+        self.binding.as_ref().is_none_or(|b| b.within_bound())
+            && self.invariant_violations == 0
             && self.frames_over_budget == 0
             && self.panics == 0
             && self.leaked_textures == 0
@@ -291,6 +369,7 @@ impl SoakReport {
             "frames_to_settle": self.frames_to_settle,
             "frames_to_recover": self.frames_to_recover,
             "unrecovered": self.unrecovered,
+            "binding": self.binding.as_ref().map(BindingComparison::to_json),
             "seconds": self.seconds,
             "passed": self.passed(),
         })
@@ -309,6 +388,7 @@ impl SoakReport {
              {} mesh LOD changes\n\
              peak held {:.2} MiB; update() p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms\n\
              recovery after the faults stopped: settled in {} frames, {} in {} frames\n\
+             {}\n\
              {}",
             self.frames,
             self.seed,
@@ -347,6 +427,31 @@ impl SoakReport {
                 "DID NOT CONVERGE"
             },
             self.frames_to_recover,
+            match &self.binding {
+                Some(b) => format!(
+                    "at a binding budget ({:.2} MiB): held {:.2} MiB (fault-free {:.2}), {} of {} textures at other levels (at most {} apart); after settle_canonical {}",
+                    mib(b.budget_bytes),
+                    mib(b.soaked_held_bytes),
+                    mib(b.fresh_held_bytes),
+                    b.textures_differing,
+                    b.textures,
+                    b.max_level_difference,
+                    if b.soaked_effective_bytes != b.fresh_effective_bytes {
+                        "not compared (an out-of-memory event still lowers the soaked budget)".to_owned()
+                    } else if b.canonical_differences.is_empty() {
+                        "identical".to_owned()
+                    } else {
+                        format!(
+                            "{} differ (at most {} level apart), held {:.2} vs {:.2} MiB",
+                            b.canonical_differences.len(),
+                            b.canonical_max_level_difference,
+                            mib(b.canonical_held_bytes.0),
+                            mib(b.canonical_held_bytes.1)
+                        )
+                    }
+                ),
+                None => "no binding-budget comparison (the recovery did not settle)".to_owned(),
+            },
             if self.passed() { "PASSED" } else { "FAILED" },
         )
     }

@@ -8,7 +8,7 @@
 
 use super::abuse::Soak;
 use super::world::{register, register_mesh};
-use super::SoakError;
+use super::{BindingComparison, SoakError};
 use crate::gpu::HeadlessGpu;
 use crate::streamer::{Budget, MeshId, Streamer, StreamerOptions, TextureId};
 use std::time::{Duration, Instant};
@@ -60,6 +60,10 @@ impl Soak<'_> {
         let mut frame = 0;
         let settled = self.run_until(&mut frame, |s| s.converged() && !s.has_failures());
         self.report.frames_to_settle = frame;
+        // then at a budget that binds: how far from a fresh streamer there
+        if settled {
+            self.report.binding = Some(self.compare_binding(&mut frame, &mut fresh, &pairs)?);
+        }
         // then with room for everything both want: the same levels, exactly
         let roomy = self.full * 2 + (16 << 20);
         self.streamer.set_budget(Budget::Bytes(roomy));
@@ -81,6 +85,61 @@ impl Soak<'_> {
         self.report.oom_events = self.streamer.oom_event_count();
         self.report.fault_counts = self.faults.counts();
         Ok(fresh)
+    }
+
+    /// Both streamers at half of what the view wants: plain settles compared
+    /// (history may differ, within a bound), then both `settle_canonical`
+    /// (must be identical).
+    fn compare_binding(
+        &mut self,
+        frame: &mut u64,
+        fresh: &mut Streamer,
+        pairs: &Pairs,
+    ) -> Result<BindingComparison, SoakError> {
+        let view = self.camera.view(self.options.viewport);
+        let budget = fresh.wanted_bytes(&[view]) / 2;
+        self.streamer.set_budget(Budget::Bytes(budget));
+        fresh.set_budget(Budget::Bytes(budget));
+        fresh.settle(&[view], Duration::from_secs(300))?;
+        self.run_until(frame, |s| s.converged() && !s.has_failures());
+        let held = |s: &Streamer| {
+            let t = s.report().totals;
+            t.accounted() - t.staging
+        };
+        let mut c = BindingComparison {
+            budget_bytes: budget,
+            soaked_held_bytes: held(&self.streamer),
+            fresh_held_bytes: held(fresh),
+            textures: pairs.textures.len(),
+            ..Default::default()
+        };
+        for &(s, f) in &pairs.textures {
+            if let (Ok(a), Ok(b)) = (self.streamer.texture_status(s), fresh.texture_status(f)) {
+                if (a.resident, a.tier) != (b.resident, b.tier) {
+                    c.textures_differing += 1;
+                    c.max_level_difference =
+                        c.max_level_difference.max(a.resident.abs_diff(b.resident));
+                }
+            }
+        }
+        c.soaked_effective_bytes = self.streamer.effective_budget();
+        c.fresh_effective_bytes = fresh.effective_budget();
+        self.streamer
+            .settle_canonical(&[view], Duration::from_secs(300))?;
+        fresh.settle_canonical(&[view], Duration::from_secs(300))?;
+        if c.soaked_effective_bytes == c.fresh_effective_bytes {
+            c.canonical_differences = pairs.differences(&self.streamer, fresh);
+            c.canonical_held_bytes = (held(&self.streamer), held(fresh));
+            for &(s, f) in &pairs.textures {
+                if let (Ok(a), Ok(b)) = (self.streamer.texture_status(s), fresh.texture_status(f)) {
+                    c.canonical_max_level_difference = c
+                        .canonical_max_level_difference
+                        .max(a.resident.abs_diff(b.resident));
+                }
+            }
+        }
+        c.canonical_differences.truncate(16);
+        Ok(c)
     }
 
     /// Updates the soaked streamer at rest (checking invariants) until `done`
