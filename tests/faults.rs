@@ -374,10 +374,12 @@ fn a_short_soak_with_every_fault_passes() {
     eprintln!("{}", r.summary());
     assert!(
         r.passed(),
-        "{}\n{:?}\n{:?}",
+        "{}\n{:?}\nunrecovered: {:?}\nunsettled: {:?}\nbinding: {:?}",
         r.summary(),
         r.violation_messages,
-        r.unrecovered
+        r.unrecovered,
+        r.unsettled,
+        r.binding
     );
     assert_eq!(r.frames, 400);
     // the recovery was also compared at a budget that binds, within the bound

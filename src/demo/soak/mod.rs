@@ -235,6 +235,9 @@ pub struct SoakReport {
     pub frames_to_recover: u64,
     /// Textures that differ from the fresh streamer when recovery gave up.
     pub unrecovered: Vec<String>,
+    /// When the streamer never settled at the last budget: the textures and
+    /// meshes not at their plan, and why.
+    pub unsettled: Vec<String>,
     /// The comparison with a fresh streamer at a budget that binds (half of
     /// what the last view wants), once the soaked one recovered.
     pub binding: Option<BindingComparison>,
@@ -369,6 +372,7 @@ impl SoakReport {
             "frames_to_settle": self.frames_to_settle,
             "frames_to_recover": self.frames_to_recover,
             "unrecovered": self.unrecovered,
+            "unsettled": self.unsettled,
             "binding": self.binding.as_ref().map(BindingComparison::to_json),
             "seconds": self.seconds,
             "passed": self.passed(),

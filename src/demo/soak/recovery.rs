@@ -10,7 +10,7 @@ use super::abuse::Soak;
 use super::world::{register, register_mesh};
 use super::{BindingComparison, SoakError};
 use crate::gpu::HeadlessGpu;
-use crate::streamer::{Budget, MeshId, Streamer, StreamerOptions, TextureId};
+use crate::streamer::{Budget, MeshId, ResidencyState, Streamer, StreamerOptions, TextureId};
 use std::time::{Duration, Instant};
 
 /// The soaked streamer's ids beside the fresh one's.
@@ -60,6 +60,42 @@ impl Soak<'_> {
         let mut frame = 0;
         let settled = self.run_until(&mut frame, |s| s.converged() && !s.has_failures());
         self.report.frames_to_settle = frame;
+        if !settled {
+            // what kept it from settling, for the report (a flaky failure of
+            // this step must say which texture and why)
+            let r = self.streamer.report();
+            self.report.unsettled = r
+                .textures
+                .iter()
+                .filter(|t| {
+                    t.resident != t.planned || matches!(t.state, ResidencyState::Failed { .. })
+                })
+                .map(|t| {
+                    format!(
+                        "{}: resident {} planned {} wanted {} {:?} {:?} {:?}",
+                        t.label, t.resident, t.planned, t.wanted, t.tier, t.state, t.below
+                    )
+                })
+                .chain(
+                    r.meshes
+                        .iter()
+                        .filter(|m| m.resident != m.planned)
+                        .map(|m| {
+                            format!(
+                                "{}: LOD {} planned {} {:?} {:?}",
+                                m.label, m.resident, m.planned, m.state, m.below
+                            )
+                        }),
+                )
+                .take(16)
+                .collect();
+            self.report.unsettled.push(format!(
+                "loads outstanding {}, effective budget {}, held {}",
+                r.loads_outstanding,
+                r.effective_budget,
+                r.totals.accounted()
+            ));
+        }
         // then at a budget that binds: how far from a fresh streamer there
         if settled {
             self.report.binding = Some(self.compare_binding(&mut frame, &mut fresh, &pairs)?);
