@@ -7,7 +7,9 @@
 //! that flew away and back can settle to other levels than one that started
 //! at the view. [`Streamer::settle_canonical`] first forgets all of that (every
 //! texture back to its tail, every mesh to its coarsest LOD, the recycle pool
-//! emptied, the planner's memory cleared), then settles in lockstep: every
+//! emptied, the planner's memory and the headroom blocked growths asked for
+//! cleared; a budget lowered by out-of-memory events stays lowered), then
+//! settles in lockstep: every
 //! load an update requested arrives before the next update, so arrival order
 //! cannot change the outcome.
 
@@ -98,6 +100,7 @@ impl Streamer {
         }
         self.gpu.trim_pool(0);
         self.planner.forget_history();
+        self.budget.forget_headroom();
         self.gpu.submit();
         self.gpu.wait_idle();
         self.gpu.poll();
