@@ -318,3 +318,44 @@ fn nonsense_settings_are_refused_or_clamped_with_a_warning() {
     let r = s.report();
     assert_eq!(r.textures[0].resident, r.textures[0].wanted);
 }
+
+#[test]
+fn textures_prepared_on_other_threads_register_in_call_order_and_stream() {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            ..Default::default()
+        },
+    );
+    let threads: Vec<_> = NAMES
+        .iter()
+        .map(|name| {
+            let preparer = s.preparer();
+            let name = name.to_string();
+            std::thread::spawn(move || preparer.prepare(TextureDesc::new(sponza(&name))))
+        })
+        .collect();
+    // the render thread keeps updating meanwhile
+    s.update(&[view(0.0)]);
+    let mut ids = Vec::new();
+    for (i, t) in threads.into_iter().enumerate() {
+        let prepared = t.join().unwrap().unwrap();
+        assert_eq!(prepared.label(), NAMES[i].trim_end_matches(".ktx2"));
+        let id = s.register_prepared(prepared).unwrap();
+        s.register_object(
+            ObjectDesc::sphere(Vec3::new(i as f32 * 3.0 - 4.5, 0.0, -4.0), 1.5)
+                .with_texture(id, 4.0),
+        )
+        .unwrap();
+        ids.push(id);
+    }
+    assert_eq!(s.texture_ids(), ids, "registered in call order");
+    s.check_invariants().unwrap();
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    for t in &s.report().textures {
+        assert_eq!(t.resident, t.wanted, "{}", t.label);
+    }
+}

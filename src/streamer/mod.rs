@@ -98,6 +98,7 @@ mod load_state;
 mod meshes;
 mod objects;
 mod options;
+mod prepare;
 mod report;
 mod textures;
 mod work;
@@ -107,11 +108,12 @@ pub use crate::plan::Policy;
 pub use crate::plan::ViewError;
 pub use meshes::MeshStatus;
 pub use options::{Budget, MeshDesc, ObjectDesc, SettingsError, StreamerOptions, TextureDesc};
+pub use prepare::{PreparedTexture, TexturePreparer};
 pub use report::{
     BelowReason, FrameStats, InvariantViolation, MeshReport, OomEvent, ResidencyReport,
     ResidencyState, TextureReport, Totals,
 };
-pub use textures::{PreparedTexture, TexturePreparer, TextureStatus};
+pub use textures::TextureStatus;
 
 use crate::container::OpenError;
 use crate::gpu::memory;

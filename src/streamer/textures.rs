@@ -9,6 +9,7 @@
 //! this frame's decisions (`work.rs`) build them in.
 
 use super::load_state::{why_below, Below, LoadState};
+use super::prepare::{layout, Layout, PreparedTexture};
 use super::work::TextureFacts;
 use super::{
     BelowReason, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport, Totals,
@@ -19,7 +20,7 @@ use crate::gpu::GpuTexture;
 use crate::ids::TextureId;
 use crate::kinds::{TextureClass, Tier};
 use crate::plan::{Limit, PlanTexture, ResidentState, TexturePlan};
-use crate::transcode::{self, ChannelLayout, LevelImage, Output, TargetChoice, TranscodeOptions};
+use crate::transcode::{ChannelLayout, LevelImage, Output, TargetChoice, TranscodeOptions};
 use crate::worker::{LoadError, LoadKey, LoadRequest, LoadResult};
 use crate::TargetFormat;
 use crate::TextureFile;
@@ -153,150 +154,6 @@ pub(super) fn load_key(id: TextureId, tier: Tier) -> LoadKey {
     }
 }
 
-/// Prepares textures for [`Streamer::register_prepared`] on any thread: it
-/// reads and transcodes the always-resident tail there, so registering on the
-/// render thread only creates the texture and stages the tail's bytes.
-///
-/// Made by [`Streamer::preparer`]; `Clone + Send + Sync`, so an engine's
-/// asset threads each hold one. A prepared texture belongs to the device
-/// features of the streamer that made the preparer (registering it in a
-/// streamer on another device is refused).
-#[derive(Debug, Clone)]
-pub struct TexturePreparer {
-    features: wgpu::Features,
-    tail_size: u32,
-}
-
-/// A texture whose tail has been read and transcoded, ready to register (see
-/// [`TexturePreparer`]).
-#[derive(Debug)]
-pub struct PreparedTexture {
-    desc: TextureDesc,
-    features: wgpu::Features,
-    choice: TargetChoice,
-    geometry: Geometry,
-    plan: PlanTexture,
-    label: String,
-    tail: Vec<LevelImage>,
-}
-
-impl PreparedTexture {
-    /// Its label (the file name unless the descriptor gave one).
-    pub fn label(&self) -> &str {
-        &self.label
-    }
-}
-
-/// What a texture is, before anything is read: format choice, geometry, tail
-/// level and plan facts.
-struct Layout {
-    choice: TargetChoice,
-    geometry: Geometry,
-    plan: PlanTexture,
-    label: String,
-}
-
-impl TexturePreparer {
-    /// Reads and transcodes `desc`'s tail on this thread (blocking: 0.2 to
-    /// tens of ms per texture).
-    pub fn prepare(&self, desc: TextureDesc) -> Result<PreparedTexture, StreamerError> {
-        let layout = layout(&desc, self.features, self.tail_size)?;
-        let opts = TranscodeOptions::new(layout.choice.full, layout.choice.srgb)
-            .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-        let tail = (layout.plan.tail_level..layout.plan.level_count)
-            .map(|l| {
-                let raw = desc.file.read_level(l).map_err(LoadError::from)?;
-                transcode::transcode_level(&desc.file, &raw, &opts).map_err(LoadError::from)
-            })
-            .collect::<Result<Vec<_>, LoadError>>()
-            .map_err(|source| StreamerError::Tail {
-                label: layout.label.clone(),
-                source,
-            })?;
-        Ok(PreparedTexture {
-            desc,
-            features: self.features,
-            choice: layout.choice,
-            geometry: layout.geometry,
-            plan: layout.plan,
-            label: layout.label,
-            tail,
-        })
-    }
-}
-
-/// The format choice, geometry, tail and plan facts of a texture on a device
-/// with `features`.
-fn layout(
-    desc: &TextureDesc,
-    features: wgpu::Features,
-    tail_size: u32,
-) -> Result<Layout, StreamerError> {
-    let info = desc.file.info();
-    let choice = transcode::choose_targets(info, desc.class, features)?;
-    let formats = [
-        choice.wgpu_format(info, Tier::Full),
-        choice.wgpu_format(info, Tier::Compact),
-    ];
-    let levels = info.levels.len() as u32;
-    let geometry = Geometry {
-        width: info.width,
-        height: info.height,
-        layers: info.images_per_level(),
-        levels,
-        formats,
-    };
-    // the tail: levels no larger than tail_size, from a level the format can
-    // start a texture at
-    let mut tail = (0..levels)
-        .find(|&l| mip_extent(info.width, l).max(mip_extent(info.height, l)) <= tail_size)
-        .unwrap_or(levels - 1);
-    while tail > 0
-        && !formats
-            .iter()
-            .all(|&f| crate::gpu::valid_base_level(f, info.width, info.height, tail))
-    {
-        tail -= 1;
-    }
-    let finest_allowed = desc.max_resolution.map_or(0, |m| {
-        (0..levels)
-            .find(|&l| mip_extent(info.width, l).max(mip_extent(info.height, l)) <= m)
-            .unwrap_or(levels - 1)
-            .min(tail)
-    });
-    let resident_bytes = |tier: Tier| -> Vec<u64> {
-        (0..levels)
-            .map(|l| geometry.shape(l, tier).bytes())
-            .collect()
-    };
-    let plan = PlanTexture {
-        size: info.width.max(info.height),
-        level_count: levels,
-        tail_level: tail,
-        finest_allowed,
-        resident_bytes: [
-            resident_bytes(Tier::Full),
-            if choice.compact.is_some() {
-                resident_bytes(Tier::Compact)
-            } else {
-                Vec::new()
-            },
-        ],
-        boost: desc.priority,
-    };
-    let label = desc.label.clone().unwrap_or_else(|| {
-        std::path::Path::new(&info.name)
-            .file_stem()
-            .map_or(info.name.clone(), |s| s.to_string_lossy().into_owned())
-    });
-    Ok(Layout {
-        choice,
-        geometry,
-        plan,
-        label,
-    })
-}
-
 impl Streamer {
     /// Registers a texture: loads its tail (waiting for the loader threads),
     /// so its view is never blank. To keep the reading and transcoding off
@@ -327,34 +184,10 @@ impl Streamer {
         })
     }
 
-    /// A [`TexturePreparer`] for this streamer's device and tail size.
-    pub fn preparer(&self) -> TexturePreparer {
-        TexturePreparer {
-            features: self.gpu.features(),
-            tail_size: self.options.tail_size,
-        }
-    }
-
-    /// Registers a texture prepared on another thread: creates its texture
-    /// and stages the tail, no file access and no transcoding. The id is
-    /// usable at once and its view holds the tail from the next submit on
-    /// (the same as [`register_texture`](Self::register_texture)).
-    /// Prepared textures register in the order this is called; a preparer
-    /// made before [`set_budget`](Self::set_budget) or any other call is
-    /// still valid (it depends only on the device and `tail_size`).
-    pub fn register_prepared(
+    pub(super) fn install(
         &mut self,
         prepared: PreparedTexture,
     ) -> Result<TextureId, StreamerError> {
-        if prepared.features != self.gpu.features() {
-            return Err(StreamerError::ForeignPrepared {
-                label: prepared.label,
-            });
-        }
-        self.install(prepared)
-    }
-
-    fn install(&mut self, prepared: PreparedTexture) -> Result<TextureId, StreamerError> {
         let PreparedTexture {
             desc,
             choice,
