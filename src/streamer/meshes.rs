@@ -394,6 +394,11 @@ impl Streamer {
                 e.load.failure = None;
                 continue;
             };
+            if e.pending.as_ref().is_some_and(|d| d.lod == lod) {
+                // the wanted LOD arrived and waits for room: nothing is
+                // failing any more (see the textures' rule)
+                e.load.failure = None;
+            }
             if e.requested.is_some() || e.pending.is_some() || e.load.backing_off(frame) {
                 continue;
             }

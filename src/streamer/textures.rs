@@ -560,9 +560,12 @@ impl Streamer {
                 self.loader.cancel(load_key(id, tier), level);
             }
             e.pending.retain(|l, _| wanted.contains(l));
-            if wanted.is_empty() {
-                // nothing to load: a failure of a level no longer wanted is
-                // history, not a state to back off in
+            if wanted.iter().all(|l| e.pending.contains_key(l)) {
+                // nothing left to load (nothing wanted, or every wanted level
+                // arrived and waits for room): a failure is history, not a
+                // state to back off in. Without this a texture whose wanted
+                // levels all arrived, but wait for budget room, kept an old
+                // failure forever (the flaky soak test: "DID NOT CONVERGE").
                 e.load.failure = None;
             }
             if e.load.backing_off(frame) {
