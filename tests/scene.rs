@@ -182,7 +182,7 @@ fn full_resolution_reference(view: &View) -> RgbaImage {
     options.planner.lod_bias = -32.0; // every texture wants level 0
     let mut rig = Rig::new(options);
     rig.streamer
-        .settle(&[*view], Duration::from_secs(120))
+        .settle_canonical(&[*view], Duration::from_secs(120))
         .unwrap();
     let r = rig.streamer.report();
     assert!(r.textures.iter().all(|t| t.resident == 0), "{r}");
@@ -198,7 +198,7 @@ fn settle_at_full_budget_renders_like_full_resolution() {
     let mut rig = Rig::with_fraction(1.5);
     let frames = rig
         .streamer
-        .settle(&[view], Duration::from_secs(120))
+        .settle_canonical(&[view], Duration::from_secs(120))
         .unwrap();
     rig.streamer.check_invariants().unwrap();
     let img = rig.render(&view, ViewMode::Normal);
@@ -228,13 +228,16 @@ fn settle_at_full_budget_renders_like_full_resolution() {
 /// A tight budget degrades the picture smoothly: blurrier, never black or garbage.
 #[test]
 fn a_tight_budget_degrades_smoothly() {
+    // the canonical settle: with the plain one, which levels a binding budget
+    // ends at depends on the order loads arrived in (on a loaded machine the
+    // 50% picture once came out worse than the 15% one)
     let view = scene().path.view(9.0, SIZE);
     let reference = full_resolution_reference(&view);
     let mut last = f64::INFINITY;
     for fraction in [0.5, 0.15, 0.05] {
         let mut rig = Rig::with_fraction(fraction);
         rig.streamer
-            .settle(&[view], Duration::from_secs(120))
+            .settle_canonical(&[view], Duration::from_secs(120))
             .unwrap();
         rig.streamer.check_invariants().unwrap();
         let img = rig.render(&view, ViewMode::Normal);
