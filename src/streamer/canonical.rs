@@ -9,9 +9,9 @@
 //! texture back to its tail, every mesh to its coarsest LOD, the recycle pool
 //! emptied, the planner's memory and the headroom blocked growths asked for
 //! cleared; a budget lowered by out-of-memory events stays lowered), then
-//! settles in lockstep: every
-//! load an update requested arrives before the next update, so arrival order
-//! cannot change the outcome.
+//! settles in lockstep: every load an update requested arrives, and the GPU
+//! finishes the update's copies, before the next update, so neither arrival
+//! order nor GPU speed can change the outcome.
 
 use super::{LoadState, MeshId, Streamer, StreamerError, TextureId};
 use crate::plan::View;
@@ -35,9 +35,14 @@ impl Streamer {
         loop {
             self.update(views);
             frames += 1;
-            if self.converged() {
-                self.gpu.wait_idle();
-                self.gpu.poll();
+            // the GPU finishes each update's copies before the next: staging
+            // (which counts in the budget) is free again at the same point
+            // whatever the GPU's speed
+            self.gpu.wait_idle();
+            self.gpu.poll();
+            // a growth the budget held back is final only in an update that
+            // uploaded nothing else (a decision, not the GPU's timing)
+            if self.converged_when(self.stats.upload_bytes == 0) {
                 return Ok(frames);
             }
             // every load this update asked for arrives before the next one

@@ -642,8 +642,17 @@ impl Streamer {
     /// want, that does not fit beside everything held).
     pub fn converged(&self) -> bool {
         // what the budget blocks waits, unless what blocked it was this
-        // frame's other uploads
-        let settled = self.gpu.staging_bytes() == 0;
+        // frame's other uploads (staging not yet freed). Whether the GPU has
+        // already freed an upload's staging is timing, so a fast GPU can make
+        // this true one update early: `settle_canonical` asks the
+        // deterministic question instead (see `converged_when`).
+        self.converged_when(self.gpu.staging_bytes() == 0)
+    }
+
+    /// [`converged`](Self::converged), with `settled` saying whether a
+    /// growth the budget held back was held back by the budget alone (not by
+    /// this frame's other uploads).
+    fn converged_when(&self, settled: bool) -> bool {
         let fixed = self.policy() != Policy::Budget;
         self.loader.outstanding() == 0
             && self.textures_converged(settled, fixed)
