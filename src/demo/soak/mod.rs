@@ -284,9 +284,7 @@ impl BindingComparison {
     /// the two pick may differ (history is sticky): reported, not bounded.
     /// After both `settle_canonical` (same budget in force) no texture is
     /// more than one level apart: only exact ties may break differently,
-    /// because the fresh twin registers in another slot order. (Measured:
-    /// the bytes held then differ by up to 10% either way on the built-in
-    /// scene at about 1 MiB, a few 64 KiB levels.)
+    /// because the fresh twin registers in another slot order.
     pub fn within_bound(&self) -> bool {
         let canonical_ok = self.soaked_effective_bytes != self.fresh_effective_bytes
             || self.canonical_max_level_difference <= 1;

@@ -20,6 +20,19 @@ struct Pairs {
 }
 
 impl Pairs {
+    /// Textures whose level or tier differ between the two, and the largest
+    /// level gap.
+    fn level_gaps(&self, soaked: &Streamer, fresh: &Streamer) -> (usize, u32) {
+        let gaps = self.textures.iter().filter_map(|&(s, f)| {
+            let (a, b) = (
+                soaked.texture_status(s).ok()?,
+                fresh.texture_status(f).ok()?,
+            );
+            ((a.resident, a.tier) != (b.resident, b.tier)).then(|| a.resident.abs_diff(b.resident))
+        });
+        gaps.fold((0, 0), |(n, max), gap| (n + 1, max.max(gap)))
+    }
+
     /// What differs between the soaked and the fresh streamer, in words.
     fn differences(&self, soaked: &Streamer, fresh: &Streamer) -> Vec<String> {
         let textures = self.textures.iter().filter_map(|&(s, f)| {
@@ -149,15 +162,7 @@ impl Soak<'_> {
             textures: pairs.textures.len(),
             ..Default::default()
         };
-        for &(s, f) in &pairs.textures {
-            if let (Ok(a), Ok(b)) = (self.streamer.texture_status(s), fresh.texture_status(f)) {
-                if (a.resident, a.tier) != (b.resident, b.tier) {
-                    c.textures_differing += 1;
-                    c.max_level_difference =
-                        c.max_level_difference.max(a.resident.abs_diff(b.resident));
-                }
-            }
-        }
+        (c.textures_differing, c.max_level_difference) = pairs.level_gaps(&self.streamer, fresh);
         c.soaked_effective_bytes = self.streamer.effective_budget();
         c.fresh_effective_bytes = fresh.effective_budget();
         self.streamer
@@ -166,13 +171,7 @@ impl Soak<'_> {
         if c.soaked_effective_bytes == c.fresh_effective_bytes {
             c.canonical_differences = pairs.differences(&self.streamer, fresh);
             c.canonical_held_bytes = (held(&self.streamer), held(fresh));
-            for &(s, f) in &pairs.textures {
-                if let (Ok(a), Ok(b)) = (self.streamer.texture_status(s), fresh.texture_status(f)) {
-                    c.canonical_max_level_difference = c
-                        .canonical_max_level_difference
-                        .max(a.resident.abs_diff(b.resident));
-                }
-            }
+            c.canonical_max_level_difference = pairs.level_gaps(&self.streamer, fresh).1;
         }
         c.canonical_differences.truncate(16);
         Ok(c)
