@@ -55,6 +55,7 @@ pub mod format;
 pub mod gpu;
 mod ids;
 pub mod kinds;
+pub mod loss;
 pub mod mesh;
 pub mod plan;
 pub mod source;

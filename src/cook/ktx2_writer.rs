@@ -161,19 +161,130 @@ fn dfd(etc1s: bool, alpha: bool, srgb: bool) -> Vec<u8> {
 
 /// Key/value data: entries sorted by key, each padded to 4 bytes.
 fn kvd(entries: &[(&str, &str)]) -> Vec<u8> {
-    let mut sorted = entries.to_vec();
-    sorted.sort();
+    let entries: Vec<(String, Vec<u8>)> = entries
+        .iter()
+        .map(|(k, v)| {
+            let mut value = v.as_bytes().to_vec();
+            value.push(0);
+            (k.to_string(), value)
+        })
+        .collect();
+    kvd_bytes(entries)
+}
+
+/// Key/value data from entries whose values are raw bytes (text values
+/// carry their own NUL), sorted by key as the specification asks, each
+/// padded to 4 bytes.
+fn kvd_bytes(mut entries: Vec<(String, Vec<u8>)>) -> Vec<u8> {
+    entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut out = Vec::new();
-    for (k, v) in sorted {
-        let len = k.len() + 1 + v.len() + 1;
+    for (k, v) in entries {
+        let len = k.len() + 1 + v.len();
         out.extend_from_slice(&(len as u32).to_le_bytes());
         out.extend_from_slice(k.as_bytes());
         out.push(0);
-        out.extend_from_slice(v.as_bytes());
-        out.push(0);
+        out.extend_from_slice(&v);
         out.resize(out.len().next_multiple_of(4), 0);
     }
     out
+}
+
+/// `ktx2` with its key/value entry `key` set to `value` (replacing one of
+/// the same key), laid out again as the specification lays a file out: the
+/// header and level index, the DFD, the key/value data, the supercompression
+/// global data (8-byte aligned), then the levels in their original order,
+/// each aligned to `lcm(texel block bytes, 4)` (1 when supercompressed).
+/// Everything else is copied byte for byte.
+pub(crate) fn with_key_value(ktx2: &[u8], key: &str, value: &[u8]) -> Result<Vec<u8>, String> {
+    let u32_at = |o: usize| -> Result<u32, String> {
+        ktx2.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| "the file ends inside its header".to_string())
+    };
+    let u64_at =
+        |o: usize| -> Result<u64, String> { Ok(u32_at(o)? as u64 | (u32_at(o + 4)? as u64) << 32) };
+    if ktx2.len() < 80 || ktx2[..12] != crate::container::KTX2_MAGIC {
+        return Err("not a KTX2 file".into());
+    }
+    let scheme = u32_at(44)?;
+    let n = u32_at(40)?.max(1) as usize;
+    let section = |off: u64, len: u64, what: &str| -> Result<&[u8], String> {
+        usize::try_from(off)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(o, l)| ktx2.get(o..o.checked_add(l)?))
+            .ok_or_else(|| format!("{what} lies outside the file"))
+    };
+    let dfd = section(u32_at(48)? as u64, u32_at(52)? as u64, "the DFD")?;
+    let old_kvd = section(u32_at(56)? as u64, u32_at(60)? as u64, "the key/value data")?;
+    let sgd = section(u64_at(64)?, u64_at(72)?, "the global data")?;
+    let index_end = 80 + 24 * n;
+    let mut levels = Vec::with_capacity(n);
+    for l in 0..n {
+        let e = 80 + 24 * l;
+        let (off, len, ulen) = (u64_at(e)?, u64_at(e + 8)?, u64_at(e + 16)?);
+        levels.push((off, section(off, len, &format!("level {l}"))?, ulen));
+    }
+    let mut entries: Vec<(String, Vec<u8>)> = ::ktx2::KeyValueDataIterator::new(old_kvd)
+        .filter(|(k, _)| *k != key)
+        .map(|(k, v)| (k.to_owned(), v.to_vec()))
+        .collect();
+    entries.push((key.to_owned(), value.to_vec()));
+    let kvd = kvd_bytes(entries);
+
+    let dfd_off = index_end;
+    let kvd_off = dfd_off + dfd.len();
+    let mut at = kvd_off + kvd.len();
+    let sgd_off = if sgd.is_empty() {
+        0
+    } else {
+        at = at.next_multiple_of(8);
+        let o = at;
+        at += sgd.len();
+        o
+    };
+    // bytesPlane0 of the DFD's basic block: the texel block's bytes
+    let block = dfd.get(20).copied().unwrap_or(0).max(1) as usize;
+    let align = if scheme != 0 { 1 } else { lcm(block, 4) };
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&l| levels[l].0);
+    let mut offsets = vec![0usize; n];
+    for &l in &order {
+        at = at.next_multiple_of(align);
+        offsets[l] = at;
+        at += levels[l].1.len();
+    }
+    let mut out = vec![0u8; at];
+    out[..48].copy_from_slice(&ktx2[..48]);
+    let put = |out: &mut Vec<u8>, o: usize, b: &[u8]| out[o..o + b.len()].copy_from_slice(b);
+    for (i, v) in [dfd_off, dfd.len(), kvd_off, kvd.len()].iter().enumerate() {
+        put(&mut out, 48 + 4 * i, &(*v as u32).to_le_bytes());
+    }
+    put(&mut out, 64, &(sgd_off as u64).to_le_bytes());
+    put(&mut out, 72, &(sgd.len() as u64).to_le_bytes());
+    for (l, (_, data, ulen)) in levels.iter().enumerate() {
+        let e = 80 + 24 * l;
+        put(&mut out, e, &(offsets[l] as u64).to_le_bytes());
+        put(&mut out, e + 8, &(data.len() as u64).to_le_bytes());
+        put(&mut out, e + 16, &ulen.to_le_bytes());
+        put(&mut out, offsets[l], data);
+    }
+    put(&mut out, dfd_off, dfd);
+    put(&mut out, kvd_off, &kvd);
+    if sgd_off != 0 {
+        put(&mut out, sgd_off, sgd);
+    }
+    Ok(out)
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    a / gcd(a, b) * b
 }
 
 /// The BasisLZ global data: header, image descriptors, codebooks, tables.

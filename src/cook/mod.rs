@@ -10,6 +10,7 @@
 #[cfg(feature = "gltf")]
 pub mod gltf;
 mod ktx2_writer;
+pub mod measure;
 pub mod mips;
 pub mod parallel;
 
@@ -17,6 +18,11 @@ use basis_universal::{BasisTextureFormat, ColorSpace, Compressor, CompressorPara
 use image::RgbaImage;
 use mips::MipSpace;
 use std::path::Path;
+
+/// Version of what cooking writes; caches of cooked files (the built-in
+/// scene's, glTF scenes') carry it in their folder names so a cooker that
+/// writes more (version 2: the measured loss per level) cooks them again.
+pub const COOK_VERSION: u32 = 2;
 
 /// The Basis Universal codec to encode with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,6 +50,10 @@ pub struct CookOptions {
     pub threads: u32,
     /// Zstandard level for UASTC levels. Default: 9.
     pub zstd_level: i32,
+    /// Measure the loss of every level and tier and store it in the file
+    /// ([`crate::loss`]), so the planner spends budget by measured error.
+    /// Default: true.
+    pub measure_loss: bool,
 }
 
 impl Default for CookOptions {
@@ -55,6 +65,7 @@ impl Default for CookOptions {
             quality: 50,
             threads: 1,
             zstd_level: 9,
+            measure_loss: true,
         }
     }
 }
@@ -86,6 +97,14 @@ pub enum CookError {
     /// The encoder failed.
     #[error("{path}: the Basis Universal encoder failed: {reason}")]
     Encode {
+        /// The input path.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The cooked file's loss could not be measured.
+    #[error("{path}: measuring the loss per level failed: {reason}")]
+    Measure {
         /// The input path.
         path: String,
         /// What went wrong.
@@ -148,10 +167,29 @@ pub fn cook_image(name: &str, image: &RgbaImage, opts: &CookOptions) -> Result<V
             }
         ),
     };
-    ktx2_writer::basis_to_ktx2(&basis, &write).map_err(|reason| CookError::Encode {
+    let ktx2 = ktx2_writer::basis_to_ktx2(&basis, &write).map_err(|reason| CookError::Encode {
         path: name.into(),
         reason,
-    })
+    })?;
+    if !opts.measure_loss {
+        return Ok(ktx2);
+    }
+    with_measured_loss(name, ktx2)
+}
+
+/// `ktx2` with its measured loss stored in it ([`crate::loss`]).
+pub fn with_measured_loss(name: &str, ktx2: Vec<u8>) -> Result<Vec<u8>, CookError> {
+    let measure_error = |reason: String| CookError::Measure {
+        path: name.into(),
+        reason,
+    };
+    let file = crate::TextureFile::open(std::sync::Arc::new(crate::MemorySource::new(
+        name,
+        ktx2.clone(),
+    )))
+    .map_err(|e| measure_error(e.to_string()))?;
+    let loss = measure::measure_loss(&file).map_err(|e| measure_error(e.to_string()))?;
+    measure::annotate_ktx2(&ktx2, &loss).map_err(measure_error)
 }
 
 /// Reads a PNG/JPEG file, cooks it, and writes the KTX2 file.

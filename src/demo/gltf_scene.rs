@@ -129,7 +129,7 @@ pub fn cooked_scene(
     let stem = path
         .file_stem()
         .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned());
-    let out = cache_dir.join(format!("gltf-{stem}"));
+    let out = cache_dir.join(format!("gltf-{stem}-c{}", crate::cook::COOK_VERSION));
     let json = out.join("scene.json");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let fresh = matches!((modified(&json), modified(path)), (Some(c), Some(s)) if c >= s);

@@ -1,6 +1,7 @@
 //! `mipstream info`: what a texture file holds, as text or JSON.
 
 use mipstream::container::{Channels, ContainerKind, TextureInfo};
+use mipstream::loss::{TextureLoss, LOSS_KEY};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -146,6 +147,29 @@ fn to_json(info: &TextureInfo) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(kv_value(v))))
         .collect();
+    let loss = TextureLoss::from_info(info);
+    let mut warnings = info.warnings.clone();
+    let (space, level_error, compact, blur) = match &loss {
+        Some(Ok(l)) => (
+            json!(l.space.key()),
+            json!(l.level_error),
+            json!(l
+                .compact
+                .iter()
+                .map(|c| (c.format.key().to_owned(), json!(c.level_error)))
+                .collect::<serde_json::Map<String, Value>>()),
+            json!(l
+                .compact
+                .iter()
+                .map(|c| (c.format.key().to_owned(), json!(c.blur_levels)))
+                .collect::<serde_json::Map<String, Value>>()),
+        ),
+        Some(Err(e)) => {
+            warnings.push(format!("{e}: the planner uses the geometric error model"));
+            (Value::Null, Value::Null, Value::Null, Value::Null)
+        }
+        None => (Value::Null, Value::Null, Value::Null, Value::Null),
+    };
     json!({
         "file": info.name,
         "file_size": info.file_size,
@@ -165,7 +189,11 @@ fn to_json(info: &TextureInfo) -> Value {
         "levels": levels,
         "dfd": dfd,
         "key_values": kv,
-        "warnings": info.warnings,
+        "loss_space": space,
+        "level_error": level_error,
+        "compact_level_error": compact,
+        "compact_blur_levels": blur,
+        "warnings": warnings,
     })
 }
 
@@ -204,14 +232,33 @@ fn to_text(info: &TextureInfo) -> String {
             d.samples.len(),
         );
     }
-    let _ = writeln!(
+    let loss = TextureLoss::from_info(info);
+    let measured = loss.as_ref().and_then(|l| l.as_ref().ok());
+    let _ = write!(
         s,
         "{:>5}  {:>11}  {:>10}  {:>10}  {:>12}",
         "level", "size", "offset", "stored", "uncompressed"
     );
+    if let Some(m) = measured {
+        let _ = write!(s, "  {:>16}", "error (PSNR)");
+        for c in &m.compact {
+            let _ = write!(s, "  {:>16}", format!("{} error", c.format.key()));
+        }
+    }
+    let _ = writeln!(s);
+    let cell = |e: f32| {
+        if e <= 0.0 {
+            "0".to_owned()
+        } else {
+            format!(
+                "{e:.2} ({:.1} dB)",
+                10.0 * (255.0f64 * 255.0 / e as f64).log10()
+            )
+        }
+    };
     for l in &info.levels {
         let offset = l.ranges.first().map_or(0, |r| r.0);
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:>5}  {:>11}  {:>10}  {:>10}  {:>12}",
             l.level,
@@ -228,8 +275,46 @@ fn to_text(info: &TextureInfo) -> String {
                 l.uncompressed_len.to_string()
             },
         );
+        if let Some(m) = measured {
+            let at = |v: &[f32]| v.get(l.level as usize).copied().unwrap_or(0.0);
+            let _ = write!(s, "  {:>16}", cell(at(&m.level_error)));
+            for c in &m.compact {
+                let _ = write!(s, "  {:>16}", cell(at(&c.level_error)));
+            }
+        }
+        let _ = writeln!(s);
     }
-    for (k, v) in &info.key_values {
+    match &loss {
+        Some(Ok(m)) => {
+            let _ = writeln!(
+                s,
+                "measured loss ({LOSS_KEY}, {}): mean squared error per texel and channel (0-255) of each level magnified to level 0",
+                m.space.key()
+            );
+            for c in &m.compact {
+                if let Some(b) = c.blur_levels {
+                    let _ = writeln!(
+                        s,
+                        "{} looks (by FLIP) like the full tier {b:.2} levels coarser",
+                        c.format.key()
+                    );
+                }
+            }
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(
+                s,
+                "warning: {e}: the planner uses the geometric error model"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "no measured loss: the planner uses the geometric error model (run `mipstream annotate`)"
+            );
+        }
+    }
+    for (k, v) in info.key_values.iter().filter(|(k, _)| k != LOSS_KEY) {
         let _ = writeln!(s, "{k}: {}", kv_value(v));
     }
     for w in &info.warnings {

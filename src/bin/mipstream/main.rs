@@ -7,6 +7,9 @@
 mod info;
 
 #[cfg(feature = "cook")]
+mod annotate;
+
+#[cfg(feature = "cook")]
 mod cook;
 
 #[cfg(feature = "gltf")]
@@ -61,6 +64,11 @@ enum Command {
     /// Encode PNG/JPEG images to KTX2 (Basis Universal) with a full mip chain.
     #[cfg(feature = "cook")]
     Cook(cook::CookArgs),
+    /// Measure the loss per mip level and tier of KTX2 files mipstream did
+    /// not cook and store it in them, so the planner spends budget by
+    /// measured error (files cooked by mipstream carry it already).
+    #[cfg(feature = "cook")]
+    Annotate(annotate::AnnotateArgs),
     /// Cook a glTF 2.0 scene: a LOD chain per mesh primitive (meshoptimizer),
     /// KTX2 material textures, and a scene file.
     #[cfg(feature = "gltf")]
@@ -69,7 +77,7 @@ enum Command {
     /// engines use (full, uniform bias, distance only): memory, uploads,
     /// update time and picture quality side by side.
     #[cfg(feature = "bench")]
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Time the planner alone (no GPU) on a synthetic scene.
     #[cfg(feature = "bench")]
     BenchPlanner(bench::BenchPlannerArgs),
@@ -93,10 +101,12 @@ fn main() -> ExitCode {
         } => decode(&file, level, layer, face, &output),
         #[cfg(feature = "cook")]
         Command::Cook(args) => cook::run(args),
+        #[cfg(feature = "cook")]
+        Command::Annotate(args) => annotate::run(args),
         #[cfg(feature = "gltf")]
         Command::CookGltf(args) => cook_gltf::run(args),
         #[cfg(feature = "bench")]
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::run(*args),
         #[cfg(feature = "bench")]
         Command::BenchPlanner(args) => bench::run_planner(args),
         #[cfg(feature = "bench")]

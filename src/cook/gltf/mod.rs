@@ -396,7 +396,13 @@ fn cook_texture(
     opts: &GltfCookOptions,
 ) -> Result<Vec<u8>, GltfCookError> {
     if bytes.starts_with(&crate::container::KTX2_MAGIC) {
-        return Ok(bytes.to_vec());
+        // kept as it is, with its measured loss added where it can be
+        // measured (a format with no CPU decoder stays geometric)
+        return Ok(crate::cook::with_measured_loss(
+            &format!("{name} image #{image}"),
+            bytes.to_vec(),
+        )
+        .unwrap_or_else(|_| bytes.to_vec()));
     }
     let decoded = image::load_from_memory(bytes).map_err(|e| GltfCookError::Image {
         path: name.to_owned(),

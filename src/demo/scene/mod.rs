@@ -107,7 +107,7 @@ impl BuiltinScene {
         cache: &Path,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Self, SceneError> {
-        let dir = cache.join(format!("builtin-v{VERSION}"));
+        let dir = cache.join(format!("builtin-v{VERSION}-c{}", crate::cook::COOK_VERSION));
         std::fs::create_dir_all(&dir).map_err(|source| SceneError::Cache {
             path: dir.display().to_string(),
             source,
