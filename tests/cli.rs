@@ -214,6 +214,18 @@ fn cooked_photo_passes_the_reference_validator_and_keeps_its_quality() {
         }
         let f = mipstream::TextureFile::open_path(&out).unwrap();
         assert_eq!(f.info().levels.len(), 10, "full chain to 1x1");
+        // cooked files carry their measured loss per level and compact tier
+        let loss = mipstream::loss::TextureLoss::from_info(f.info())
+            .expect("cooked with a loss")
+            .unwrap();
+        // each level loses more than the one before (the 1x1 level may come
+        // closer than the 2x2 one: only the first levels are checked)
+        assert!(
+            loss.level_error[..6].windows(2).all(|w| w[0] < w[1]),
+            "{loss:?}"
+        );
+        let bc1 = loss.compact(mipstream::loss::CompactFormat::Bc1).unwrap();
+        assert!(bc1.level_error[0] > 0.0 && bc1.blur_levels.is_some());
         let d = mipstream::decode::decode_rgba8(&f, &f.read_level(0).unwrap(), 0).unwrap();
         let ours = image::RgbaImage::from_raw(d.width, d.height, d.pixels).unwrap();
         let source = image::open(&src).unwrap().to_rgba8();
@@ -526,4 +538,123 @@ fn cook_gltf_prints_each_chain_and_refuses_bad_input_cleanly() {
         "zero error",
     );
     assert!(msg.contains("--max-error"), "{msg}");
+}
+
+/// `annotate` measures files it did not cook and stores the loss in them:
+/// Basis (UASTC, ETC1S with its global data), plain RGBA8 and a BC7
+/// cubemap; every level keeps its bytes, the Basis files stay valid for
+/// the reference tool, `info` shows the curve, a second run keeps them.
+#[test]
+fn annotate_measures_files_it_did_not_cook_and_keeps_every_level() {
+    let data = common::shared_data();
+    let inputs = [
+        kodak("kodim23_UASTC.ktx2"),
+        kodak("kodim05_ETC1S.ktx2"),
+        data.join("ktx2-samples/ktx2-crate/data/basic_texture.ktx2"),
+        data.join("textures/Ryfjallet_cubemap_bc7.ktx2"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("annotated");
+    let mut args = vec!["annotate".to_string()];
+    args.extend(inputs.iter().map(|p| p.display().to_string()));
+    args.extend(["-o".into(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mipstream(&args);
+    let log = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}{log}", stderr(&o));
+    assert!(log.contains("4 annotated, 0 kept"), "{log}");
+    for input in &inputs {
+        let name = input.file_name().unwrap();
+        let written = out.join(name);
+        let (a, b) = (
+            mipstream::TextureFile::open_path(input).unwrap(),
+            mipstream::TextureFile::open_path(&written).unwrap(),
+        );
+        let n = a.info().levels.len();
+        for l in 0..n as u32 {
+            assert_eq!(
+                a.read_level(l).unwrap().data,
+                b.read_level(l).unwrap().data,
+                "{name:?} level {l}"
+            );
+        }
+        let loss = mipstream::loss::TextureLoss::from_info(b.info())
+            .expect("a loss entry")
+            .expect("a valid loss entry");
+        assert_eq!(loss.level_error.len(), n);
+        assert_eq!(loss.level_error[0], 0.0);
+        // (the cubemap has one level: nothing to lose)
+        assert!(
+            n == 1 || loss.level_error[n - 1] > loss.level_error[1] * 0.5,
+            "{name:?}: {:?}",
+            loss.level_error
+        );
+        let basis = a.info().payload.is_basis();
+        assert_eq!(
+            !loss.compact.is_empty(),
+            basis,
+            "{name:?}: compact tiers are Basis ones"
+        );
+        if basis {
+            let o = basisu(&["-validate", written.to_str().unwrap()]);
+            let log = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                o.status.success() && log.contains("Success"),
+                "{name:?}:\n{log}"
+            );
+        }
+        let o = mipstream(&["info", written.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["level_error"].as_array().unwrap().len(), n, "{name:?}");
+        assert_eq!(
+            v["compact_level_error"]["bc1"].is_array(),
+            basis,
+            "{name:?}"
+        );
+        let text = mipstream(&["info", written.to_str().unwrap()]);
+        assert!(String::from_utf8_lossy(&text.stdout).contains("measured loss (mipstream.loss"));
+    }
+    // an original carries none, and info says what that means
+    let o = mipstream(&["info", inputs[0].to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no measured loss"));
+    // again, in place on the copies: nothing to do unless forced
+    let o = mipstream(&["annotate", out.to_str().unwrap(), "--in-place"]);
+    let log = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success() && log.contains("0 annotated, 4 kept"),
+        "{log}"
+    );
+    let o = mipstream(&[
+        "annotate",
+        out.join("basic_texture.ktx2").to_str().unwrap(),
+        "--in-place",
+        "--force",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 annotated"));
+    // said wrong: one error line
+    let first = inputs[0].to_str().unwrap();
+    assert_clean_failure(&mipstream(&["annotate", first]), "no destination");
+    let junk = dir.path().join("junk.ktx2");
+    std::fs::write(&junk, b"not a texture").unwrap();
+    let m = assert_clean_failure(
+        &mipstream(&[
+            "annotate",
+            junk.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
+        "a junk file",
+    );
+    assert!(m.contains("junk.ktx2"), "{m}");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_clean_failure(
+        &mipstream(&[
+            "annotate",
+            empty.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
+        "an empty folder",
+    );
 }
