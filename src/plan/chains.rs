@@ -8,7 +8,10 @@ use super::density;
 use super::fit::{Candidate, Stickiness};
 #[cfg(test)]
 use super::PlanTexture;
-use super::{Entry, Limit, Planner, PlannerOptions, ResidentState, TexturePlan};
+use super::{
+    Entry, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
+    DEFAULT_DETAIL_MSE,
+};
 use crate::kinds::Tier;
 
 /// A chain entry's state, parallel to the fit's candidates.
@@ -29,30 +32,91 @@ pub(crate) struct Need {
     pub(crate) coverage: f32,
 }
 
-/// The visible-error model of one texture this frame (see the module docs):
-/// the error of holding it at a level in a tier.
+/// A texture's measured loss curves (see [`crate::loss`]), as the planner
+/// holds them: `full[l]` the error of level `l` (non-decreasing), `compact[l]`
+/// that of the compact tier (at least `full[l]`), empty when not measured.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct ErrorModel {
+pub(super) struct Curve<'a> {
+    full: &'a [f32],
+    compact: &'a [f32],
+    /// The compact tier's blur equivalent in levels.
+    blur: f64,
+}
+
+impl<'a> Curve<'a> {
+    /// The curves stored for one texture by [`super::Planner::set_texture`]
+    /// (`levels` full values, then, when measured, `levels` compact ones and
+    /// the blur equivalent).
+    pub(super) fn new(stored: &'a [f32], levels: usize) -> Option<Self> {
+        if levels == 0 || stored.len() < levels {
+            return None;
+        }
+        let compact = stored.get(levels..2 * levels).unwrap_or(&[]);
+        Some(Self {
+            full: &stored[..levels],
+            compact,
+            blur: stored.get(2 * levels).map_or(0.0, |&b| b as f64),
+        })
+    }
+
+    /// The full tier's error at the continuous lod `x`: level 0's below 0,
+    /// interpolated between levels, the coarsest level's beyond it.
+    fn at(&self, x: f64) -> f64 {
+        let n = self.full.len();
+        if x.is_nan() || x <= 0.0 {
+            return self.full[0] as f64;
+        }
+        if x >= (n - 1) as f64 {
+            return self.full[n - 1] as f64;
+        }
+        let i = x as usize;
+        let f = x - i as f64;
+        self.full[i] as f64 * (1.0 - f) + self.full[i + 1] as f64 * f
+    }
+}
+
+/// The visible-error model of one texture this frame (see the module docs):
+/// the error of holding it at a level in a tier. Measured when the texture
+/// carries its loss curves and the planner uses [`super::LossModel::Measured`]
+/// (squared error per pixel times coverage: a frame's summed squared error),
+/// geometric otherwise (the share of needed texels missing, times coverage,
+/// times `scale` to put it in the measured unit beside measured textures).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ErrorModel<'a> {
     /// Screen coverage times boost; 0 when nothing shows the texture.
     weight: f64,
     /// Lods (with the bias) that most pixels and the finest pixel need.
     typical: f64,
     finest: f64,
     compact_loss: f64,
+    /// The measured curves, with their error at `typical` and `finest`.
+    curve: Option<(Curve<'a>, f64, f64)>,
+    /// The geometric model's unit in the measured one (1 when every texture
+    /// is geometric).
+    scale: f64,
 }
 
-impl ErrorModel {
-    pub(super) fn new(opts: &PlannerOptions, boost: f32, need: Need) -> Self {
+impl<'a> ErrorModel<'a> {
+    pub(super) fn new(
+        opts: &PlannerOptions,
+        boost: f32,
+        need: Need,
+        curve: Option<Curve<'a>>,
+        scale: f64,
+    ) -> Self {
         let bias = opts.lod_bias as f64;
+        let (typical, finest) = (need.typical as f64 + bias, need.finest as f64 + bias);
         Self {
             weight: if need.coverage > 0.0 {
                 need.coverage as f64 * boost.max(0.0) as f64
             } else {
                 0.0
             },
-            typical: need.typical as f64 + bias,
-            finest: need.finest as f64 + bias,
+            typical,
+            finest,
             compact_loss: opts.compact_quality_loss as f64,
+            curve: curve.map(|c| (c, c.at(typical), c.at(finest))),
+            scale,
         }
     }
 
@@ -86,15 +150,29 @@ impl ErrorModel {
         if self.weight <= 0.0 {
             return tie;
         }
+        if let Some((c, at_typical, at_finest)) = self.curve {
+            let l = (level as usize).min(c.full.len() - 1);
+            let e = match tier {
+                Tier::Full => c.full[l] as f64,
+                // at least what the full tier shows its blur equivalent
+                // coarser: squared error undersells block artifacts
+                Tier::Compact => match c.compact.get(l) {
+                    Some(&e) => (e as f64).max(c.at(level as f64 + c.blur)),
+                    None => c.full[l] as f64 + loss * self.scale,
+                },
+            };
+            let missing = 0.75 * (e - at_typical).max(0.0) + 0.25 * (e - at_finest).max(0.0);
+            return self.weight * missing + tie;
+        }
         let missing = 0.75 * (1.0 - typical.min(1.0)) + 0.25 * (1.0 - finest.min(1.0));
-        self.weight * (missing + loss) + tie
+        self.weight * (missing + loss) * self.scale + tie
     }
 }
 
 /// Visible error of `t` held at `level` in `tier` (see the module docs).
 #[cfg(test)]
 fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: Tier) -> f64 {
-    ErrorModel::new(opts, t.boost, need).at(level, tier)
+    ErrorModel::new(opts, t.boost, need, None, 1.0).at(level, tier)
 }
 
 impl Planner {
@@ -144,7 +222,41 @@ impl Planner {
         }
     }
 
+    /// The geometric model's unit in the measured one: the mean error the
+    /// measured textures show at their tails (a texture missing all its
+    /// detail above the tail), or [`DEFAULT_DETAIL_MSE`] when none is
+    /// measured. 1 when the planner uses the geometric model.
+    pub(super) fn update_detail_scale(&mut self) {
+        self.detail_scale = 1.0;
+        if self.options.error_model != LossModel::Measured {
+            return;
+        }
+        let (mut sum, mut n) = (0.0, 0usize);
+        for (t, loss) in self.textures.iter().zip(&self.losses) {
+            let Some(t) = t else { continue };
+            if let Some(c) = Curve::new(loss, t.levels as usize) {
+                sum += c.full[(t.tail_level as usize).min(c.full.len() - 1)] as f64;
+                n += 1;
+            }
+        }
+        self.detail_scale = if n > 0 && sum > 0.0 {
+            sum / n as f64
+        } else {
+            DEFAULT_DETAIL_MSE
+        };
+    }
+
+    /// The measured curves of the texture in `slot`, when the planner uses them.
+    pub(super) fn curve_of(&self, slot: usize) -> Option<Curve<'_>> {
+        let t = self.textures.get(slot)?.as_ref()?;
+        if self.options.error_model != LossModel::Measured {
+            return None;
+        }
+        Curve::new(self.losses.get(slot)?, t.levels as usize)
+    }
+
     pub(super) fn build_chains(&mut self, resident: &[ResidentState], frame: u64) {
+        self.update_detail_scale();
         self.chains.clear();
         self.states.clear();
         self.offsets.clear();
@@ -158,7 +270,12 @@ impl Planner {
             let need = self.need(slot);
             let wanted = self.wanted_level(&t, need.finest, self.wanted[slot]);
             self.wanted[slot] = wanted;
-            let model = ErrorModel::new(&self.options, t.boost, need);
+            let curve = if self.options.error_model == LossModel::Measured {
+                Curve::new(&self.losses[slot], t.levels as usize)
+            } else {
+                None
+            };
+            let model = ErrorModel::new(&self.options, t.boost, need, curve, self.detail_scale);
             let pool = &self.pool;
             let r = resident.get(slot).copied();
             // growing into a state holds the old texture beside the new one
@@ -183,14 +300,14 @@ impl Planner {
                     });
                     states.push(State { level, tier });
                 };
+            // a state made resident recently is not given up voluntarily
+            // while the views still want it (no finer than their level):
+            // detail no view wants any more is free to go at once
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
+                    && r.level >= wanted
             });
-            // a locked state finer than what is wanted stays in the running
-            let finest = match r {
-                Some(r) if locked => wanted.min(r.level),
-                _ => wanted,
-            };
+            let finest = wanted;
             let start = self.chains.len();
             let mut ratios = model.texel_ratios(t.tail_level);
             push(
@@ -274,7 +391,14 @@ impl Planner {
                 0.0
             } else {
                 let need = self.need(slot);
-                let e_now = ErrorModel::new(&self.options, t.boost, need).at(r.0, r.1);
+                let model = ErrorModel::new(
+                    &self.options,
+                    t.boost,
+                    need,
+                    self.curve_of(slot),
+                    self.detail_scale,
+                );
+                let e_now = model.at(r.0, r.1);
                 let b_now = t.bytes(pool, r.0, r.1);
                 let e_to = self.chains[base + self.choice[i] as usize].error;
                 let b_to = t.bytes(pool, chosen.level, chosen.tier);

@@ -317,8 +317,10 @@ impl Planner {
             let coarsest = mesh.coarsest();
             let (coverage, boost) = (need.coverage as f64, mesh.boost.max(0.0) as f64);
             let r = resident.get(slot).copied();
+            // as for textures: recent detail is kept while the views want it
             let locked = r.is_some_and(|r| {
                 frame.saturating_sub(r.since_frame) < self.options.min_residency_frames
+                    && r.lod >= wanted
             });
             // With the spare-budget floor on, every LOD is offered: steps
             // past the wanted one remove only sub-pixel error, so they get
@@ -326,11 +328,7 @@ impl Planner {
             // textures get theirs from `raise_floor`). A picture comparison
             // sees sub-pixel outline moves: without this, a full budget left
             // every mesh a pixel off.
-            let finest = match r {
-                _ if self.options.spare_floor => 0,
-                Some(r) if locked => wanted.min(r.lod),
-                _ => wanted,
-            };
+            let finest = if self.options.spare_floor { 0 } else { wanted };
             // growing into a finer LOD stages its buffers; the old detail is
             // released first unless cross-fades keep it (the streamer says)
             let held = r.map_or(coarsest, |r| r.lod.min(coarsest));

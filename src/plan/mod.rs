@@ -13,7 +13,12 @@
 //! - states a texture has resident are kept unless another texture is
 //!   [`PlannerOptions::keep_bonus`] times better per byte;
 //! - a level made resident less than [`PlannerOptions::min_residency_frames`]
-//!   ago is never given up voluntarily (only when the budget itself shrinks).
+//!   ago is never given up voluntarily (only when the budget itself shrinks)
+//!   while the views still want it; detail no view wants any more (finer
+//!   than the wanted level) is free to go at once. (Locking it too held the
+//!   bytes of textures the camera had left for the whole period: at a
+//!   binding budget the plans were 30-50% from the LP bound, see
+//!   [`bound`].)
 //!
 //! Visible error of a texture held at level `r` when it wants the continuous
 //! lod `x`: `coverage * boost * (1 - 2^-(r - x) + loss)`, where the first term
@@ -23,7 +28,9 @@
 //! `1 - 2^-(r - x)` is the fraction of the texels each screen pixel needs
 //! (along each axis) that are missing.
 
+pub mod bound;
 mod chains;
+mod coverage;
 pub mod density;
 pub mod fit;
 mod floor;
@@ -78,6 +85,56 @@ pub struct PlannerOptions {
     /// Projected geometric error, in pixels, a mesh LOD may show before a
     /// finer one is wanted. Default: 1.
     pub mesh_error_px: f32,
+    /// How a texture's (and mesh's) visible error is judged: by its measured
+    /// loss where it carries one ([`crate::loss`]), or by the geometric model
+    /// for everything. Default: [`LossModel::Measured`].
+    pub error_model: LossModel,
+    /// Certify every plan: compute a lower bound on the error any plan
+    /// within the budget could reach ([`Plan::fit_bound`], [`Plan::fit_gap`]).
+    /// Costs a few passes over every chain per plan. Default: true.
+    pub certify: bool,
+}
+
+/// How the planner judges visible error (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LossModel {
+    /// Measured loss curves where textures (and meshes) carry them, the
+    /// geometric model in the same unit for those that do not.
+    #[default]
+    Measured,
+    /// The geometric model for everything: content-blind.
+    Geometric,
+}
+
+impl LossModel {
+    /// `measured` or `geometric`.
+    pub fn key(self) -> &'static str {
+        match self {
+            LossModel::Measured => "measured",
+            LossModel::Geometric => "geometric",
+        }
+    }
+}
+
+/// The geometric model's unit in the measured one when no texture carries a
+/// measured loss: the mean squared error (0-255 scale) of a texture missing
+/// all its detail above 64x64. Measured with `mipstream annotate` on the
+/// Kodak photographs in `../shared/data/ktx2-samples/kodak-vulkan` (not on
+/// any benchmark scene).
+pub const DEFAULT_DETAIL_MSE: f64 = 300.0;
+
+/// A texture's measured loss as the planner takes it (see [`crate::loss`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanLoss {
+    /// Per level: the error of holding that level (level 0: 0).
+    pub full: Vec<f32>,
+    /// Per level, in the compact tier the texture would use; empty when not
+    /// measured (the geometric compact loss is added to `full` then).
+    pub compact: Vec<f32>,
+    /// The compact tier's blur equivalent in levels ([`crate::loss`]): a
+    /// compact level `r` counts at least the full tier's error at `r +
+    /// compact_blur`. 0 when not measured.
+    pub compact_blur: f32,
 }
 
 impl Default for PlannerOptions {
@@ -92,6 +149,8 @@ impl Default for PlannerOptions {
             spare_floor: true,
             compact_tier: true,
             mesh_error_px: 1.0,
+            error_model: LossModel::Measured,
+            certify: true,
         }
     }
 }
@@ -113,6 +172,8 @@ pub struct PlanTexture {
     pub resident_bytes: [Vec<u64>; 2],
     /// Importance multiplier (1 = normal).
     pub boost: f32,
+    /// Its measured loss, if it carries one (else the geometric model).
+    pub loss: Option<PlanLoss>,
 }
 
 impl PlanTexture {
@@ -164,6 +225,37 @@ impl Entry {
             };
         pool[at as usize]
     }
+}
+
+/// A texture's loss curves as the planner stores them (see
+/// [`Planner::losses`]): the full tier's made non-decreasing, then the
+/// compact tier's, at least the full tier's, and its blur equivalent; empty
+/// when the texture carries none or its lists do not match its levels.
+fn loss_curves(t: &PlanTexture) -> Vec<f32> {
+    let levels = t.level_count.max(t.resident_bytes[0].len() as u32) as usize;
+    let Some(loss) = t
+        .loss
+        .as_ref()
+        .filter(|l| l.full.len() == levels && levels > 0)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(2 * levels);
+    let mut top = 0.0f32;
+    for &e in &loss.full {
+        top = top.max(if e.is_finite() { e } else { 0.0 });
+        out.push(top);
+    }
+    if loss.compact.len() == levels {
+        let mut top = 0.0f32;
+        for (l, &e) in loss.compact.iter().enumerate() {
+            top = top.max(if e.is_finite() { e } else { 0.0 });
+            out.push(top.max(out[l]));
+        }
+        let blur = loss.compact_blur;
+        out.push(if blur.is_finite() { blur.max(0.0) } else { 0.0 });
+    }
+    out
 }
 
 fn tier_index(t: Tier) -> usize {
@@ -251,6 +343,23 @@ pub struct Plan {
     /// whose rule keeps floors whatever the budget (Unity's maximum level
     /// reduction). The budget fit never does.
     pub over_budget: bool,
+    /// The total visible error of the states the budget fit chose (before
+    /// the spare-budget floor); 0 under a fixed [`Policy`].
+    pub fit_error: f64,
+    /// A lower bound on the error of any plan within the budget
+    /// ([`bound::lower_bound`]), when [`PlannerOptions::certify`] is on and
+    /// the budget fit planned.
+    pub fit_bound: Option<f64>,
+}
+
+impl Plan {
+    /// How far the fit's plan is from optimal at most, as a share of its
+    /// error: `(fit_error - fit_bound) / fit_error` (0 when the bound meets
+    /// it). `None` without a bound.
+    pub fn fit_gap(&self) -> Option<f64> {
+        self.fit_bound
+            .map(|b| bound::relative_gap(self.fit_error, b))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -265,6 +374,13 @@ struct ObjectSlot {
 pub struct Planner {
     options: PlannerOptions,
     textures: Vec<Option<Entry>>,
+    /// By texture slot: the measured loss curves, `levels` full-tier values
+    /// then (when measured) `levels` compact ones, made monotone; empty for
+    /// a texture without.
+    losses: Vec<Vec<f32>>,
+    /// The geometric model's unit in the measured one (see
+    /// [`chains`]'s `update_detail_scale`).
+    detail_scale: f64,
     /// Byte tables of every entry (see [`Entry`]).
     pool: Vec<u64>,
     pool_garbage: usize,
@@ -283,6 +399,7 @@ pub struct Planner {
     order: Vec<usize>,
     choice: Vec<u32>,
     fitter: Fitter,
+    bound: bound::Bound,
     plan: Plan,
     /// The spare-budget floor of the last plan (see [`PlannerOptions::spare_floor`]).
     floor: Option<u32>,
@@ -365,7 +482,9 @@ impl Planner {
             self.textures.resize(slot + 1, None);
             self.wanted.resize(slot + 1, 0);
             self.last_seen.resize(slot + 1, u64::MAX);
+            self.losses.resize(slot + 1, Vec::new());
         }
+        self.losses[slot] = loss_curves(&texture);
         self.wanted[slot] = texture.tail_level;
         self.last_seen[slot] = u64::MAX;
         let levels = texture
@@ -411,9 +530,18 @@ impl Planner {
         }
     }
 
+    /// Whether the texture in `slot` is judged by its measured loss (it
+    /// carries one and the planner uses [`LossModel::Measured`]).
+    pub fn uses_measured_loss(&self, slot: usize) -> bool {
+        self.curve_of(slot).is_some()
+    }
+
     /// Removes the texture in `slot`; objects that used it stop counting it
     /// (also when a new texture takes the slot later).
     pub fn remove_texture(&mut self, slot: usize) {
+        if let Some(l) = self.losses.get_mut(slot) {
+            *l = Vec::new();
+        }
         if let Some(e) = self.textures.get_mut(slot).and_then(Option::take) {
             self.pool_garbage += e.capacity as usize;
             let sum = slot as u32 + 1;
@@ -539,6 +667,8 @@ impl Planner {
     ) -> &Plan {
         self.densities(views);
         self.mesh_needs(views);
+        self.plan.fit_error = 0.0;
+        self.plan.fit_bound = None;
         if self.policy != Policy::Budget {
             self.plan_by_policy(budget, resident, meshes, frame);
             return &self.plan;
@@ -555,6 +685,14 @@ impl Planner {
         );
         self.write_plan(resident, budget, used);
         self.plan.growth_room = self.fitter.room();
+        self.plan.fit_error = (0..self.choice.len())
+            .map(|i| self.chains[self.offsets[i] as usize + self.choice[i] as usize].error)
+            .sum();
+        self.plan.fit_bound = if self.options.certify {
+            bound::lower_bound(&mut self.bound, &self.chains, &self.offsets, budget)
+        } else {
+            None
+        };
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
             self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);

@@ -33,6 +33,7 @@ pub(super) fn texture(size: u32, compact: bool) -> PlanTexture {
             if compact { cumulative(0.5) } else { Vec::new() },
         ],
         boost: 1.0,
+        loss: None,
     }
 }
 
@@ -145,36 +146,68 @@ fn jitter_around_a_mip_boundary_does_not_flip_the_wanted_level() {
 }
 
 #[test]
-fn recent_residency_is_not_given_up_but_a_smaller_budget_wins() {
+fn recent_residency_is_kept_while_wanted_but_a_smaller_budget_wins() {
     // the fit alone: with an unlimited budget the spare floor would hold everything
     let mut p = Planner::new(PlannerOptions {
         spare_floor: false,
         ..Default::default()
     });
     let t = texture(1024, false);
+    // two textures side by side at the same distance; the second matters
+    // four times as much per pixel
     p.set_texture(0, t.clone());
-    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 2.0)]);
-    let near = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0];
-    let resident = [ResidentState {
-        level: near.target,
-        tier: Tier::Full,
-        since_frame: 10,
-    }];
-    // the camera jumps far away at frame 12: still locked
-    let far_cam = camera(500.0);
-    let locked = p.plan(&[far_cam], u64::MAX, &resident, 12).textures[0];
+    p.set_texture(
+        1,
+        PlanTexture {
+            boost: 4.0,
+            ..t.clone()
+        },
+    );
+    p.set_object(0, Vec3::new(-1.0, 0.0, -4.0), Vec3::splat(0.5), &[(0, 2.0)]);
+    p.set_object(1, Vec3::new(1.0, 0.0, -4.0), Vec3::splat(0.5), &[(1, 2.0)]);
+    let free = p.plan(&[camera(0.0)], u64::MAX, &[], 0).clone();
+    let want = free.textures[0].wanted;
+    assert_eq!(want, free.textures[1].wanted);
+    // the first holds its wanted level (since frame 10), the second one
+    // coarser; room for one of them at the wanted level, the other a level
+    // coarser, and the growth (the new copy beside the old)
+    let budget = 2 * t.bytes(want, Tier::Full) + t.bytes(want + 1, Tier::Full);
+    let resident = [
+        ResidentState {
+            level: want,
+            tier: Tier::Full,
+            since_frame: 10,
+        },
+        ResidentState {
+            level: want + 1,
+            tier: Tier::Full,
+            since_frame: 0,
+        },
+    ];
+    // two frames after texture 0 arrived: it keeps its level, though the
+    // second would remove more error with the bytes
+    let locked = p.plan(&[camera(0.0)], budget, &resident, 12).clone();
     assert_eq!(
-        locked.target, near.target,
+        locked.textures[0].target, want,
         "a state resident for 2 frames was dropped"
     );
-    // much later it is let go
-    let later = p.plan(&[far_cam], u64::MAX, &resident, 100).textures[0];
-    assert!(later.target > near.target);
-    // and a smaller budget always wins, even while locked
+    assert!(locked.textures[1].target > want);
+    // once the lock ends, the bytes go where they remove more error
+    let later = p.plan(&[camera(0.0)], budget, &resident, 100).clone();
+    assert!(
+        later.textures[1].target < locked.textures[1].target,
+        "locked {:?}, later {:?}",
+        locked.textures[1],
+        later.textures[1]
+    );
+    // the camera leaves: detail no view wants is not held, lock or not
+    let far = p.plan(&[camera(500.0)], u64::MAX, &resident, 12).textures[0];
+    assert!(far.target > want, "{far:?}");
+    // and a smaller budget always wins, even while locked and wanted
     let tight = p
         .plan(&[camera(0.0)], t.bytes(6, Tier::Full), &resident, 12)
         .textures[0];
-    assert!(tight.target > near.target);
+    assert!(tight.target > want);
 }
 
 #[test]
@@ -588,4 +621,112 @@ proptest! {
             }
         }
     }
+}
+
+/// A loss curve whose every level adds `step` times the last level's error.
+fn curve(levels: u32, first: f32, ratio: f32) -> Vec<f32> {
+    let mut e = 0.0;
+    let mut add = first;
+    (0..levels)
+        .map(|l| {
+            if l > 0 {
+                e += add;
+                add *= ratio;
+            }
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn measured_loss_gives_the_bytes_to_the_texture_whose_detail_shows() {
+    // two textures alike in size and on screen: one a flat plaster (little
+    // lost per level), one brickwork (much lost)
+    let t = texture(1024, false);
+    let flat = PlanTexture {
+        loss: Some(PlanLoss {
+            full: curve(t.level_count, 1.0, 1.5),
+            ..Default::default()
+        }),
+        ..t.clone()
+    };
+    let bricks = PlanTexture {
+        loss: Some(PlanLoss {
+            full: curve(t.level_count, 60.0, 1.5),
+            ..Default::default()
+        }),
+        ..t.clone()
+    };
+    let plan = |model: LossModel| {
+        let mut p = Planner::new(PlannerOptions {
+            spare_floor: false,
+            error_model: model,
+            ..Default::default()
+        });
+        p.set_texture(0, flat.clone());
+        p.set_texture(1, bricks.clone());
+        p.set_object(0, Vec3::new(-1.0, 0.0, -4.0), Vec3::splat(0.5), &[(0, 2.0)]);
+        p.set_object(1, Vec3::new(1.0, 0.0, -4.0), Vec3::splat(0.5), &[(1, 2.0)]);
+        let want = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0].wanted;
+        // room for one of them at its wanted level (and its growth), the
+        // other a level coarser
+        let budget = 2 * t.bytes(want, Tier::Full) + t.bytes(want + 1, Tier::Full);
+        let plan = p.plan(&[camera(0.0)], budget, &[], 1).clone();
+        (want, plan, p.uses_measured_loss(1))
+    };
+    let (want, measured, uses) = plan(LossModel::Measured);
+    assert!(uses);
+    assert_eq!(measured.textures[1].target, want, "{:?}", measured.textures);
+    assert!(measured.textures[0].target > want);
+    // the geometric model cannot tell them apart: the tie goes by slot
+    let (_, geometric, uses) = plan(LossModel::Geometric);
+    assert!(!uses);
+    assert!(geometric.textures[1].target >= geometric.textures[0].target);
+    assert_eq!(
+        geometric.textures[0].target, want,
+        "{:?}",
+        geometric.textures
+    );
+    // the certificate: a bound at most the plan's error
+    let gap = measured.fit_gap().expect("the fit certifies its plan");
+    assert!((0.0..=1.0).contains(&gap), "{gap}");
+    assert!(
+        measured.fit_bound.unwrap() <= measured.fit_error,
+        "{} > {}",
+        measured.fit_bound.unwrap(),
+        measured.fit_error
+    );
+}
+
+#[test]
+fn a_loss_that_does_not_match_the_levels_falls_back_to_the_geometric_model() {
+    let t = texture(1024, true);
+    let mut p = Planner::default();
+    let bad = PlanTexture {
+        loss: Some(PlanLoss {
+            full: vec![0.0, 1.0],
+            ..Default::default()
+        }),
+        ..t.clone()
+    };
+    p.set_texture(0, bad);
+    assert!(!p.uses_measured_loss(0));
+    // a decreasing curve is made monotone, a compact one at least the full one
+    let odd = PlanTexture {
+        loss: Some(PlanLoss {
+            full: (0..t.level_count)
+                .map(|l| if l == 3 { 1.0 } else { l as f32 * 10.0 })
+                .collect(),
+            compact: vec![0.0; t.level_count as usize],
+            compact_blur: 0.5,
+        }),
+        ..t
+    };
+    p.set_texture(1, odd);
+    assert!(p.uses_measured_loss(1));
+    let stored = &p.losses[1];
+    let n = stored.len() / 2;
+    assert!(stored[..n].windows(2).all(|w| w[0] <= w[1]), "{stored:?}");
+    assert!((0..n).all(|l| stored[n + l] >= stored[l]));
+    assert_eq!(stored[2 * n], 0.5);
 }

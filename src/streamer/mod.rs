@@ -110,7 +110,7 @@ pub use meshes::MeshStatus;
 pub use options::{Budget, MeshDesc, ObjectDesc, SettingsError, StreamerOptions, TextureDesc};
 pub use prepare::{PreparedTexture, TexturePreparer};
 pub use report::{
-    BelowReason, FrameStats, InvariantViolation, MeshReport, OomEvent, ResidencyReport,
+    BelowReason, FrameStats, InvariantViolation, LossSource, MeshReport, OomEvent, ResidencyReport,
     ResidencyState, TextureReport, Totals,
 };
 pub use textures::TextureStatus;
@@ -504,8 +504,11 @@ impl Streamer {
         );
         let resident = self.resident_states();
         let meshes = self.mesh_resident();
-        self.planner
-            .plan_with_meshes(&self.views, budget, &resident, &meshes, self.frame);
+        let plan =
+            self.planner
+                .plan_with_meshes(&self.views, budget, &resident, &meshes, self.frame);
+        self.stats.fit_error = plan.fit_error;
+        self.stats.fit_gap_lp = plan.fit_gap();
     }
 
     /// The frame's GPU work: decided on a copy of the books (`work.rs`),
@@ -741,6 +744,36 @@ impl Streamer {
             w.push(format!(
                 "{fallback} texture(s) held as uncompressed RGBA8 (4 bytes per texel): \
                  the device lacks their compressed formats (request TEXTURE_COMPRESSION_BC, _ETC2 or _ASTC)"
+            ));
+        }
+        w.extend(self.loss_warnings());
+        w
+    }
+
+    /// Textures the geometric error model judges while the planner uses
+    /// measured loss: a count of those without one, each with a loss that
+    /// cannot be used by name.
+    fn loss_warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.options.planner.error_model != crate::plan::LossModel::Measured {
+            return w;
+        }
+        let (mut missing, mut total) = (0, 0);
+        for (id, e) in self.textures.iter::<TextureId>() {
+            total += 1;
+            match self.loss_source(id, e) {
+                LossSource::Measured => {}
+                LossSource::Invalid(why) => w.push(format!(
+                    "texture {}: {why}: the geometric error model judges it",
+                    e.label
+                )),
+                _ => missing += 1,
+            }
+        }
+        if missing > 0 {
+            w.push(format!(
+                "{missing} of {total} texture(s) carry no measured loss: the geometric error model \
+                 judges them (`mipstream annotate` measures it)"
             ));
         }
         w

@@ -5,8 +5,10 @@
 use super::textures::Geometry;
 use super::{Streamer, StreamerError, TextureDesc, TextureId};
 use crate::container::mip_extent;
+use crate::format::TargetFormat;
 use crate::kinds::Tier;
-use crate::plan::PlanTexture;
+use crate::loss::{CompactFormat, TextureLoss};
+use crate::plan::{PlanLoss, PlanTexture};
 use crate::transcode::{self, LevelImage, TargetChoice, TranscodeOptions};
 use crate::worker::LoadError;
 
@@ -140,6 +142,7 @@ pub(super) fn layout(
             },
         ],
         boost: desc.priority,
+        loss: plan_loss(info, &choice),
     };
     let label = desc.label.clone().unwrap_or_else(|| {
         std::path::Path::new(&info.name)
@@ -151,6 +154,25 @@ pub(super) fn layout(
         geometry,
         plan,
         label,
+    })
+}
+
+/// The planner's view of a file's measured loss: the full tier's curve and
+/// the compact tier's for the format this device would use (none when the
+/// file carries no usable loss; the report says why).
+fn plan_loss(info: &crate::TextureInfo, choice: &TargetChoice) -> Option<PlanLoss> {
+    let loss = TextureLoss::from_info(info)?.ok()?;
+    let compact = match choice.compact {
+        Some(transcode::Output::Transcode(TargetFormat::Bc1)) => loss.compact(CompactFormat::Bc1),
+        Some(transcode::Output::Transcode(TargetFormat::Etc2Rgb)) => {
+            loss.compact(CompactFormat::Etc2Rgb)
+        }
+        _ => None,
+    };
+    Some(PlanLoss {
+        compact: compact.map(|c| c.level_error.clone()).unwrap_or_default(),
+        compact_blur: compact.and_then(|c| c.blur_levels).unwrap_or(0.0),
+        full: loss.level_error,
     })
 }
 

@@ -92,6 +92,34 @@ pub struct TextureReport {
     pub state: ResidencyState,
     /// Why `resident` is coarser than `wanted`, if it is.
     pub below: Option<BelowReason>,
+    /// Which error model judges it.
+    pub loss: LossSource,
+}
+
+/// Which error model the planner judges a texture (or mesh) by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LossSource {
+    /// Its measured loss ([`crate::loss`]).
+    Measured,
+    /// The geometric model: the file carries no measured loss (run
+    /// `mipstream annotate`), or the planner was asked for the geometric
+    /// model ([`crate::plan::LossModel::Geometric`]).
+    Geometric,
+    /// The geometric model, because the measured loss the file carries
+    /// cannot be used: why.
+    Invalid(String),
+}
+
+impl LossSource {
+    /// A short word for tables: `measured`, `geometric` or `invalid`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            LossSource::Measured => "measured",
+            LossSource::Geometric => "geometric",
+            LossSource::Invalid(_) => "invalid",
+        }
+    }
 }
 
 /// One mesh in a report.
@@ -187,7 +215,7 @@ impl Totals {
 }
 
 /// This frame's work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FrameStats {
     /// Frame number.
     pub frame: u64,
@@ -212,6 +240,15 @@ pub struct FrameStats {
     /// Views `update` skipped because they fail [`crate::View::validate`]
     /// (zero viewport, non-finite numbers); the report's `warnings` say why.
     pub rejected_views: u32,
+    /// The total visible error of the budget fit's plan this frame
+    /// ([`crate::plan::Plan::fit_error`]; 0 under a fixed policy).
+    pub fit_error: f64,
+    /// The certificate: at most how far that plan is from the best plan
+    /// within the budget, as a share of its error
+    /// ([`crate::plan::Plan::fit_gap`]); `None` under a fixed policy, with
+    /// [`crate::plan::PlannerOptions::certify`] off, or when the tails alone
+    /// exceed the budget.
+    pub fit_gap_lp: Option<f64>,
 }
 
 /// A snapshot of what the streamer holds and why.
@@ -266,12 +303,16 @@ impl fmt::Display for ResidencyReport {
         )?;
         writeln!(
             f,
-            "uploads {} ({} levels), rebinds {}, {} loads outstanding, update {:.3} ms",
+            "uploads {} ({} levels), rebinds {}, {} loads outstanding, update {:.3} ms{}",
             human_bytes(self.frame.upload_bytes),
             self.frame.uploads,
             self.frame.rebinds,
             self.loads_outstanding,
-            self.frame.update_time.as_secs_f64() * 1e3
+            self.frame.update_time.as_secs_f64() * 1e3,
+            match self.frame.fit_gap_lp {
+                Some(g) => format!(", plan within {:.2}% of optimal (LP bound)", g * 100.0),
+                None => String::new(),
+            }
         )?;
         match &self.allocator {
             Some(a) => writeln!(

@@ -12,7 +12,8 @@ use super::load_state::{why_below, Below, LoadState};
 use super::prepare::{layout, Layout, PreparedTexture};
 use super::work::TextureFacts;
 use super::{
-    BelowReason, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport, Totals,
+    BelowReason, LossSource, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport,
+    Totals,
 };
 use crate::container::mip_extent;
 use crate::gpu::books::Shape;
@@ -664,9 +665,24 @@ impl Streamer {
                     coverage: p.coverage,
                     below,
                     state,
+                    loss: self.loss_source(id, e),
                 }
             })
             .collect()
+    }
+
+    /// Which error model judges texture `id`.
+    pub(super) fn loss_source(&self, id: TextureId, e: &TextureEntry) -> LossSource {
+        if self.planner.uses_measured_loss(id.index()) {
+            return LossSource::Measured;
+        }
+        if self.options.planner.error_model != crate::plan::LossModel::Measured {
+            return LossSource::Geometric;
+        }
+        match crate::loss::TextureLoss::from_info(e.file.info()) {
+            Some(Err(err)) => LossSource::Invalid(err.to_string()),
+            _ => LossSource::Geometric,
+        }
     }
 
     /// The texture half of `check_invariants`: the books' texture bytes are

@@ -40,6 +40,7 @@ pub fn synthetic_texture(size: u32) -> PlanTexture {
         finest_allowed: 0,
         resident_bytes: [cumulative(1.0), cumulative(0.5)],
         boost: 1.0,
+        loss: None,
     }
 }
 

@@ -510,6 +510,7 @@ mod tests {
             coverage: 0.0,
             state: ResidencyState::Resident,
             below: None,
+            loss: crate::streamer::LossSource::Geometric,
         }
     }
 

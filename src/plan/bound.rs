@@ -1,0 +1,397 @@
+//! A certificate for the budget fit: a lower bound on the least total error
+//! any plan can reach within the budget, so each frame can say how far its
+//! plan is from optimal at most.
+//!
+//! The problem [`super::fit::Fitter::fit`] solves is a multiple-choice
+//! knapsack (one state per chain, bytes within the budget) with one twist:
+//! the plan also keeps room for the largest growth it chooses. For a room
+//! `R`, only states needing at most `R` may be chosen and their bytes must
+//! fit in `budget - R`; the true optimum is the best over every `R`. Each
+//! `R`'s problem has the Lagrangian bound
+//!
+//! `L_R(λ) = Σ_chains min_{c: grow ≤ R} (error_c + λ bytes_c) - λ (budget - R)`
+//!
+//! which holds for every `λ ≥ 0` (weak duality) and whose best `λ` is the
+//! value of the problem's LP relaxation, the fractional optimum the greedy
+//! fit walks towards. [`lower_bound`] returns `max_λ min_R L_R(λ)`, searched
+//! over `λ`: below every plan that fits, so `plan error - bound` bounds how
+//! much error a better plan could still remove. Stickiness (the keep bonus,
+//! locked states) is not a constraint here: a plan that keeps what is
+//! resident for stability shows its price in the gap.
+
+use super::fit::Candidate;
+
+/// Reusable buffers for [`lower_bound`]: each chain's states split once
+/// per plan into those needing no room (only their lower convex hull can be
+/// a chain's best for some `λ`) and those needing room, indexed by the
+/// distinct rooms, so each `λ` costs one pass without sorting.
+#[derive(Debug, Default)]
+pub struct Bound {
+    /// (bytes, error) of the hull of each chain's no-room states.
+    zero: Vec<(f64, f64)>,
+    zero_at: Vec<u32>,
+    /// (room index, bytes, error) of each chain's states needing room,
+    /// room ascending.
+    growing: Vec<(u32, f64, f64)>,
+    growing_at: Vec<u32>,
+    /// The distinct rooms within the budget, ascending, `rooms[0] = 0`.
+    rooms: Vec<u64>,
+    /// Per room: the change of the summed best states once it allows them.
+    acc: Vec<f64>,
+    /// Per room: the best bound found for it so far.
+    best: Vec<f64>,
+}
+
+impl Bound {
+    fn prepare(&mut self, chains: &[Candidate], offsets: &[u32], budget: u64) {
+        self.rooms.clear();
+        self.rooms.push(0);
+        self.rooms.extend(
+            chains
+                .iter()
+                .map(|c| c.grow)
+                .filter(|&g| g > 0 && g <= budget),
+        );
+        self.rooms.sort_unstable();
+        self.rooms.dedup();
+        self.zero.clear();
+        self.zero_at.clear();
+        self.growing.clear();
+        self.growing_at.clear();
+        self.zero_at.push(0);
+        self.growing_at.push(0);
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for t in 0..offsets.len().saturating_sub(1) {
+            let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+            points.clear();
+            let start = self.growing.len();
+            for c in chain {
+                let (b, e) = (c.bytes as f64, c.error);
+                if c.grow == 0 {
+                    points.push((b, e));
+                } else if c.grow <= budget {
+                    let r = self.rooms.binary_search(&c.grow).unwrap_or(0) as u32;
+                    self.growing.push((r, b, e));
+                }
+            }
+            if points.is_empty() {
+                // no state without room (not a chain the planner makes):
+                // relaxed to count its cheapest state as if it needed none,
+                // which only lowers the bound
+                if let Some(c) = chain.iter().min_by_key(|c| c.bytes) {
+                    points.push((c.bytes as f64, c.error));
+                }
+            }
+            lower_left_hull(&mut points);
+            self.zero.extend_from_slice(&points);
+            self.zero_at.push(self.zero.len() as u32);
+            self.growing[start..].sort_by_key(|g| g.0);
+            self.growing_at.push(self.growing.len() as u32);
+        }
+        self.best.clear();
+        self.best.resize(self.rooms.len(), f64::NEG_INFINITY);
+    }
+
+    /// One pass at `λ`: every room's `L_R(λ)`, kept where it beats the best
+    /// so far; `only`: just that room's.
+    fn pass(&mut self, budget: u64, lambda: f64, only: Option<usize>) -> f64 {
+        self.acc.clear();
+        self.acc.resize(self.rooms.len(), 0.0);
+        let mut base = 0.0;
+        for t in 0..self.zero_at.len() - 1 {
+            let hull = &self.zero[self.zero_at[t] as usize..self.zero_at[t + 1] as usize];
+            let mut best = hull
+                .iter()
+                .map(|&(b, e)| e + lambda * b)
+                .fold(f64::INFINITY, f64::min);
+            base += best;
+            let growing =
+                &self.growing[self.growing_at[t] as usize..self.growing_at[t + 1] as usize];
+            for &(r, b, e) in growing {
+                if only.is_some_and(|o| r as usize > o) {
+                    break;
+                }
+                let v = e + lambda * b;
+                if v < best {
+                    self.acc[r as usize] += v - best;
+                    best = v;
+                }
+            }
+        }
+        let budget = budget as f64;
+        let mut sum = base;
+        let mut value = f64::INFINITY;
+        for (r, &room) in self.rooms.iter().enumerate() {
+            sum += self.acc[r];
+            let v = sum - lambda * (budget - room as f64);
+            if only.is_none_or(|o| o == r) {
+                self.best[r] = self.best[r].max(v);
+                value = v;
+            }
+            if only == Some(r) {
+                break;
+            }
+        }
+        value
+    }
+}
+
+/// Keeps the points on the lower-left convex hull of `points` (bytes,
+/// error): the only ones that minimise `error + λ bytes` for some `λ ≥ 0`.
+fn lower_left_hull(points: &mut Vec<(f64, f64)>) {
+    points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(points.len());
+    for &p in points.iter() {
+        // a point no better in error than the last kept is dominated
+        if hull.last().is_some_and(|l: &(f64, f64)| p.1 >= l.1) {
+            continue;
+        }
+        while hull.len() >= 2 {
+            let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            // b lies on or above the segment a-p: not on the hull
+            if (b.1 - a.1) * (p.0 - a.0) >= (p.1 - a.1) * (b.0 - a.0) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(p);
+    }
+    *points = hull;
+}
+
+/// A lower bound on the total error of any plan whose chosen states' bytes
+/// plus the largest chosen [`Candidate::grow`] fit `budget` (see the module
+/// docs): `min_R max_λ L_R(λ)`, with `λ` searched on a grid for every room
+/// and refined for the rooms that decide the minimum. `chains` and
+/// `offsets` as [`super::fit::Fitter::fit`] takes them. `None` when the
+/// bases alone do not fit (no plan fits; the fit holds the bases anyway).
+pub fn lower_bound(
+    bound: &mut Bound,
+    chains: &[Candidate],
+    offsets: &[u32],
+    budget: u64,
+) -> Option<f64> {
+    let n = offsets.len().saturating_sub(1);
+    let mut bases = 0u64;
+    // the range of λ worth searching: the shallowest and the steepest error
+    // removed per byte over any chain's states
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for t in 0..n {
+        let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+        let Some(first) = chain.first() else { continue };
+        bases = bases.saturating_add(first.bytes);
+        for c in &chain[1..] {
+            if c.bytes > first.bytes && c.error < first.error {
+                let slope = (first.error - c.error) / (c.bytes - first.bytes) as f64;
+                lo = lo.min(slope);
+                hi = hi.max(slope);
+            }
+        }
+    }
+    if bases > budget {
+        return None;
+    }
+    bound.prepare(chains, offsets, budget);
+    bound.pass(budget, 0.0, None);
+    if hi <= 0.0 {
+        // nothing to buy: every chain's base is its best state
+        return bound
+            .best
+            .iter()
+            .copied()
+            .reduce(f64::min)
+            .map(|b| b.max(0.0));
+    }
+    let (a, b) = ((lo * 0.5).ln(), (hi * 2.0).ln());
+    const GRID: usize = 12;
+    for i in 0..=GRID {
+        let x = a + (b - a) * i as f64 / GRID as f64;
+        bound.pass(budget, x.exp(), None);
+    }
+    // refine λ for the rooms deciding the minimum (the bound is concave in
+    // λ for each room: golden-section search between the grid's neighbours)
+    let step = (b - a) / GRID as f64;
+    for _ in 0..2 {
+        let (r, _) = bound
+            .best
+            .iter()
+            .enumerate()
+            .min_by(|x, y| x.1.total_cmp(y.1))?;
+        let at = |bound: &mut Bound, x: f64| bound.pass(budget, x.exp(), Some(r));
+        // the grid's best λ for this room
+        let mut centre = (a, f64::NEG_INFINITY);
+        for i in 0..=GRID {
+            let x = a + step * i as f64;
+            let v = at(bound, x);
+            if v > centre.1 {
+                centre = (x, v);
+            }
+        }
+        let centre = centre.0;
+        let (mut lo, mut hi) = (centre - step, centre + step);
+        let phi = 0.618_033_988_75;
+        for _ in 0..14 {
+            let (c, d) = (hi - phi * (hi - lo), lo + phi * (hi - lo));
+            if at(bound, c) > at(bound, d) {
+                hi = d;
+            } else {
+                lo = c;
+            }
+        }
+    }
+    // errors are not negative: so is any plan's total; and the sums above
+    // round differently from a plan's own: a hair below them
+    bound
+        .best
+        .iter()
+        .copied()
+        .reduce(f64::min)
+        .map(|b| b.max(0.0) * (1.0 - 1e-9))
+}
+
+/// The gap between a plan's error and a lower bound, as a share of the
+/// plan's error (0: provably optimal).
+pub fn relative_gap(plan_error: f64, bound: f64) -> f64 {
+    if plan_error <= 0.0 {
+        return 0.0;
+    }
+    ((plan_error - bound) / plan_error).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::fit::{exact_fit, Fitter, Stickiness};
+
+    fn flat(chains: &[Vec<Candidate>]) -> (Vec<Candidate>, Vec<u32>) {
+        let mut all = Vec::new();
+        let mut off = vec![0];
+        for c in chains {
+            all.extend_from_slice(c);
+            off.push(all.len() as u32);
+        }
+        (all, off)
+    }
+
+    /// Random small cases like the fit's own tests: chains of rising bytes
+    /// and falling error, the states past a resident one needing room.
+    fn cases(count: usize, seed: u64) -> Vec<(Vec<Vec<Candidate>>, u64)> {
+        let mut rng = seed;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        (0..count)
+            .map(|_| {
+                let n = 1 + (next() % 5) as usize;
+                let chains: Vec<Vec<Candidate>> = (0..n)
+                    .map(|_| {
+                        let len = 1 + (next() % 5) as usize;
+                        let held = (next() % len as u64) as usize;
+                        let (mut bytes, mut error) =
+                            (1 + next() % 100, 100.0 + (next() % 900) as f64);
+                        (0..len)
+                            .map(|i| {
+                                let c = Candidate {
+                                    bytes,
+                                    error,
+                                    grow: if i > held { bytes + next() % 50 } else { 0 },
+                                };
+                                bytes += 1 + next() % 400;
+                                error *= 0.1 + (next() % 80) as f64 / 100.0;
+                                c
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let base: u64 = chains.iter().map(|c| c[0].bytes).sum();
+                let budget = base + next() % 1500;
+                (chains, budget)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_bound_is_below_the_exact_optimum_and_the_greedy_plan() {
+        let mut bound = Bound::default();
+        let mut fitter = Fitter::default();
+        let mut choice = Vec::new();
+        let (mut gaps, mut tight) = (Vec::new(), 0);
+        for (k, (chains, budget)) in cases(300, 7).into_iter().enumerate() {
+            let (all, off) = flat(&chains);
+            let lb = lower_bound(&mut bound, &all, &off, budget).expect("bases fit");
+            let (opt, _) = exact_fit(&chains, budget).expect("bases fit");
+            assert!(
+                lb <= opt + 1e-9 * opt.abs().max(1.0),
+                "case {k}: bound {lb} > optimum {opt}"
+            );
+            let sticky = vec![Stickiness::default(); chains.len()];
+            fitter.fit(&all, &off, &sticky, budget, &mut choice);
+            let greedy: f64 = (0..chains.len())
+                .map(|t| chains[t][choice[t] as usize].error)
+                .sum();
+            assert!(lb <= greedy + 1e-9, "case {k}: bound {lb} > plan {greedy}");
+            let gap = relative_gap(opt, lb);
+            if gap < 1e-6 {
+                tight += 1;
+            }
+            gaps.push(gap);
+        }
+        // the bound is not vacuous: mostly close to the optimum
+        gaps.sort_by(f64::total_cmp);
+        let median = gaps[gaps.len() / 2];
+        assert!(median < 0.15, "median gap to the optimum {median}");
+        assert!(tight > 0, "the bound never met the optimum");
+    }
+
+    #[test]
+    fn without_growth_room_the_bound_is_the_fractional_optimum() {
+        // two chains, no room: the LP takes the steepest steps, the last
+        // one fractionally. Chain A: 10 -> 30 bytes removes 100 (5/byte);
+        // chain B: 10 -> 110 removes 100 (1/byte). Budget 70: the bases
+        // (20), A's step (20 bytes) and 30 of B's 100: error 0 + 70.
+        let a = [(10, 100.0), (30, 0.0)];
+        let b = [(10, 100.0), (110, 0.0)];
+        let chain = |s: &[(u64, f64)]| {
+            s.iter()
+                .map(|&(bytes, error)| Candidate {
+                    bytes,
+                    error,
+                    grow: 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        let (all, off) = flat(&[chain(&a), chain(&b)]);
+        let lb = lower_bound(&mut Bound::default(), &all, &off, 70).unwrap();
+        assert!((lb - 70.0).abs() < 0.5, "{lb}");
+        // the bases alone over the budget: no plan fits
+        assert!(lower_bound(&mut Bound::default(), &all, &off, 15).is_none());
+    }
+
+    #[test]
+    fn growth_room_raises_the_bound() {
+        // one chain whose fine state needs as much room as its bytes: with a
+        // budget of 150 it cannot grow (100 bytes + 100 room > 150)
+        let chain = vec![
+            Candidate {
+                bytes: 10,
+                error: 100.0,
+                grow: 0,
+            },
+            Candidate {
+                bytes: 100,
+                error: 0.0,
+                grow: 100,
+            },
+        ];
+        let (all, off) = flat(&[chain]);
+        let lb = lower_bound(&mut Bound::default(), &all, &off, 150).unwrap();
+        // R = 0: stays at 100 error; R = 100: budget 50 holds 4/9 of the
+        // step's bytes: 100 - 44.4. The bound is the smaller, 55.6
+        assert!((lb - 55.6).abs() < 0.5, "{lb}");
+        assert_eq!(exact_fit(std::slice::from_ref(&all), 150).unwrap().0, 100.0);
+    }
+}
