@@ -27,8 +27,9 @@
 //! metres away (on the built-in scene, taking the centre made the planner
 //! trade the ground's level 1 for a lower-bit level 0 that looked worse).
 
+use super::coverage::{box_screen_area, REFINE_SHARE};
 use super::view::View;
-use glam::{Vec3, Vec4};
+use glam::{Mat4, Vec3, Vec4};
 
 /// Mips added to the lod of an object outside every view's frustum.
 pub const OFFSCREEN_LOD_BIAS: f32 = 2.0;
@@ -57,6 +58,11 @@ impl Binding {
 /// Per-view constants, computed once per plan.
 pub(crate) struct ViewTerms {
     eye: Vec3,
+    /// The clip transform, and where the look-ahead takes it, for the
+    /// box coverage of large objects ([`super::coverage`]).
+    view_proj: Mat4,
+    predicted_view_proj: Option<Mat4>,
+    viewport: glam::Vec2,
     planes: [Vec4; 6],
     /// Eye and frustum planes where the view will be after the look-ahead,
     /// when it moves.
@@ -75,6 +81,10 @@ impl ViewTerms {
         let k = view.pixels_per_unit_at_1();
         Self {
             eye: view.position,
+            view_proj: view.view_proj,
+            predicted_view_proj: (offset.length_squared() > 1e-6)
+                .then(|| view.view_proj * Mat4::from_translation(-offset)),
+            viewport: view.viewport.as_vec2(),
             planes: frustum.planes(),
             predicted: (offset.length_squared() > 1e-6)
                 .then(|| (view.position + offset, frustum.translated(offset).planes())),
@@ -145,6 +155,10 @@ pub(crate) struct ObjectTerms {
     pub(crate) hidden: Vec<f32>,
     pub(crate) cover: Vec<f32>,
     pub(crate) typical: Vec<f32>,
+    /// Scratch of one view: the sphere coverage each object got (0 when
+    /// outside the view) and the lod term its coverage weighed.
+    view_cover: Vec<f32>,
+    view_term: Vec<f32>,
 }
 
 impl ObjectTerms {
@@ -159,11 +173,40 @@ impl ObjectTerms {
         self.cover.resize(n, 0.0);
         self.typical.clear();
         self.typical.resize(n, 0.0);
+        self.view_cover.resize(n, 0.0);
+        self.view_term.resize(n, 0.0);
         for v in views {
             match v.predicted {
                 Some((eye, planes)) => self.view::<true>(v, eye, &planes, bounds),
                 None => self.view::<false>(v, v.eye, &v.planes, bounds),
             }
+            self.refine_large(v, bounds);
+        }
+    }
+
+    /// The objects whose sphere coverage passes [`REFINE_SHARE`] of the
+    /// view: coverage from their boxes instead (see [`super::coverage`]).
+    fn refine_large(&mut self, v: &ViewTerms, b: &Bounds) {
+        let threshold = v.max_coverage * REFINE_SHARE * v.weight;
+        if threshold <= 0.0 {
+            return;
+        }
+        for i in 0..b.len() {
+            let c = self.view_cover[i];
+            if c <= threshold {
+                continue;
+            }
+            let (center, half) = (
+                Vec3::new(b.cx[i], b.cy[i], b.cz[i]),
+                Vec3::new(b.hx[i], b.hy[i], b.hz[i]),
+            );
+            let mut area = box_screen_area(v.view_proj, v.viewport, center, half);
+            if let Some(m) = v.predicted_view_proj {
+                area = area.max(box_screen_area(m, v.viewport, center, half));
+            }
+            let refined = area.min(v.max_coverage) * v.weight;
+            self.cover[i] += refined - c;
+            self.typical[i] += (refined - c) * self.view_term[i];
         }
     }
 
@@ -182,6 +225,8 @@ impl ObjectTerms {
         let hidden = &mut self.hidden[..n];
         let cover = &mut self.cover[..n];
         let typical = &mut self.typical[..n];
+        let view_cover = &mut self.view_cover[..n];
+        let view_term = &mut self.view_term[..n];
         for i in 0..n {
             let (x, y, z, r) = (cx[i], cy[i], cz[i], rad[i]);
             let (hx, hy, hz) = (hx[i], hy[i], hz[i]);
@@ -218,7 +263,10 @@ impl ObjectTerms {
             seen[i] = min(seen[i], seen_term);
             hidden[i] = min(hidden[i], hidden_term);
             cover[i] += c;
-            typical[i] += c * max(center_term, term);
+            let weighed = max(center_term, term);
+            typical[i] += c * weighed;
+            view_cover[i] = if visible { c } else { 0.0 };
+            view_term[i] = weighed;
         }
     }
 
@@ -470,7 +518,17 @@ mod tests {
         let front = view_at(5.0);
         let (on, on_cov) = lod_of(&[front], Vec3::ZERO, 1.0, 1024.0, 1.0);
         assert!((off - on - OFFSCREEN_LOD_BIAS).abs() < 0.02, "{off} {on}");
-        assert!((off_cov - on_cov * OFFSCREEN_COVERAGE).abs() < 1.0);
+        // off screen: a tenth of the bounding sphere's estimate (its
+        // nearest point 4 units away); on screen, this large a box gets the
+        // area its box projects to: the near face, 2 units square at 4
+        let k = front.pixels_per_unit_at_1();
+        let sphere = std::f32::consts::PI * 3.0 * k * k / 16.0;
+        assert!(
+            (off_cov - sphere * OFFSCREEN_COVERAGE).abs() < 1.0,
+            "{off_cov}"
+        );
+        let face = (2.0 * k / 4.0).powi(2);
+        assert!((on_cov - face).abs() < 0.02 * face, "{on_cov} vs {face}");
         // a capture camera close by decides, even with a far main camera
         let (both, _) = lod_of(
             &[view_at(500.0), view_at(2.0).with_weight(0.1)],
