@@ -9,8 +9,10 @@
 //! Three phases, each decided on the books as the previous phase left them:
 //! 1. [`shrink_textures`]: a texture whose plan is coarser than what it holds
 //!    drops levels at once (GPU copies free memory and need no upload). A
-//!    tier switch frees nothing until the new tier has arrived, so it first
-//!    shrinks in its current tier to what the plan pays for. Where the
+//!    tier switch keeps its old tier shown until the new one has arrived
+//!    (growth elsewhere waits for those bytes); only when the budget is
+//!    exceeded does it first shrink in its current tier to what the plan
+//!    pays for. Where the
 //!    backend cannot copy compressed textures, the kept levels are uploaded
 //!    again: that waits for upload room unless the budget is exceeded.
 //! 2. [`shrink_meshes`]: a mesh planned at its coarsest LOD drops its detail
@@ -20,7 +22,9 @@
 //!    arrived, in one order by the plan's benefit per byte. A texture grows
 //!    by the arrived levels next to its finest resident one, a tier switch
 //!    rebuilds from the new tier's tail up, within this frame's upload cap
-//!    (one level larger than the cap goes alone, first in a frame). Every
+//!    (one level larger than the cap goes alone, first in a frame), and only
+//!    once the new tier reaches the detail shown (no pop to its coarse
+//!    levels). Every
 //!    new texture or mesh must fit the budget beside everything held (the
 //!    recycle pool is dropped first if that makes it fit), or it waits; a
 //!    wait for room the plan does not leave asks later plans for headroom.
@@ -41,6 +45,8 @@ pub(crate) struct UploadRoom {
     bytes: u64,
     levels: u32,
     used: bool,
+    /// The whole frame's room (what `new` was given).
+    cap: (u64, u32),
 }
 
 impl UploadRoom {
@@ -50,7 +56,14 @@ impl UploadRoom {
             bytes,
             levels,
             used: false,
+            cap: (bytes, levels),
         }
+    }
+
+    /// Whether `levels` levels of `bytes` in all fit a frame's whole room
+    /// (so waiting for the next frame lets them through).
+    pub(crate) fn fits_a_frame(&self, bytes: u64, levels: u32) -> bool {
+        levels <= self.cap.1 && (bytes <= self.cap.0 || levels == 1)
     }
 
     /// Whether one more level of `bytes` fits after `taken_bytes` in `taken`
@@ -215,9 +228,11 @@ pub(crate) fn shrink_textures(
         let p = &t.plan;
         let to = if p.tier == t.tier && p.target > t.first {
             Some(p.target)
-        } else if p.tier != t.tier {
-            // a tier switch frees nothing until the new tier has loaded:
-            // shrink in the current tier to what the plan pays for now
+        } else if p.tier != t.tier && ctx.books.accounted() > ctx.hard_budget {
+            // a tier switch frees nothing until the new tier has loaded; it
+            // keeps showing the old tier meanwhile (growth elsewhere waits
+            // for those bytes), unless the budget is exceeded: then shrink
+            // in the current tier to what the plan pays for now
             let planned = t.geometry.shape(p.target, p.tier).bytes();
             (t.first..=t.tail)
                 .find(|&l| t.geometry.shape(l, t.tier).bytes() <= planned)
@@ -356,7 +371,11 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
 }
 
 /// Rebuilds a texture in another tier from the new tier's arrived levels,
-/// from its tail up as far towards the target as this frame allows.
+/// from its tail up towards the target. The texture keeps showing its old
+/// tier until the new one reaches at least the detail held now (or the
+/// target, when that is coarser): a tier switch never shows the new tier's
+/// coarse levels first. Only where those levels could never pass one
+/// frame's upload cap together does it build what this frame allows.
 fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Option<Step> {
     let tier = t.plan.tier;
     if t.pending_tier != tier {
@@ -379,6 +398,24 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
     if take > t.tail {
         // the new tier's tail has not arrived (or does not fit) yet
         return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
+    }
+    let detail = t.first.max(t.plan.target);
+    if take > detail {
+        // the new tier is still coarser than what is shown: wait for its
+        // levels (or next frame's upload room) unless they can never pass
+        // one frame's cap together
+        let needed: Option<(u64, u32)> = (detail..n)
+            .map(|l| t.pending.get(&l).map(|img| img.data.len() as u64))
+            .sum::<Option<u64>>()
+            .map(|b| (b, n - detail));
+        let wait = match needed {
+            None => Some(BelowReason::Loading),
+            Some((b, k)) if room.fits_a_frame(b, k) => Some(BelowReason::UploadCap),
+            Some(_) => None,
+        };
+        if let Some(reason) = wait {
+            return Some(Step::hold(Asset::Texture(t.id), hold.unwrap_or(reason)));
+        }
     }
     let mut step = build(t, take, tier, (take..n).collect(), false, ctx, room);
     step.hold = step.hold.or(hold);

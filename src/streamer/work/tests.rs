@@ -314,15 +314,33 @@ fn a_growth_that_fits_only_without_the_pool_drops_the_pool_first() {
     );
 }
 
-#[test]
-fn a_tier_switch_shrinks_in_its_tier_first_and_rebuilds_from_the_new_tail_up() {
-    // held: level 0 in the full tier; planned: level 1 in the compact tier
+/// A texture holding level 0 in the full tier, planned at level 1 in the
+/// compact tier (a quarter of the bytes per texel).
+fn switching() -> Tex {
     let mut t = Tex::new(0, 6, 3).planned(1, 1.0);
-    t.g.formats[1] = wgpu::TextureFormat::R8Unorm; // a quarter of the bytes
+    t.g.formats[1] = wgpu::TextureFormat::R8Unorm;
     t.first = 0;
     t.plan.tier = Tier::Compact;
     t.pending_tier = Tier::Compact;
-    let mut ts = vec![t];
+    t
+}
+
+fn arrive_compact(t: &mut Tex, levels: impl IntoIterator<Item = u32>) {
+    let g = t.g;
+    for l in levels {
+        t.pending.insert(
+            l,
+            LevelImage {
+                format: wgpu::TextureFormat::R8Unorm,
+                ..level(&g, l)
+            },
+        );
+    }
+}
+
+#[test]
+fn a_tier_switch_shows_the_old_tier_until_the_new_one_has_its_detail() {
+    let mut ts = vec![switching()];
     let held_now = ts[0].bytes();
     let mut c = ctx(
         Books {
@@ -330,6 +348,65 @@ fn a_tier_switch_shrinks_in_its_tier_first_and_rebuilds_from_the_new_tail_up() {
             ..books(0)
         },
         u64::MAX / 4,
+    );
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(
+        (ts[0].first, ts[0].tier),
+        (0, Tier::Full),
+        "within budget: no shrink"
+    );
+    assert!(!built(&steps, ts[0].id));
+    // the new tier's tail and one more level: still coarser than the
+    // target, so the old tier stays, waiting for its levels
+    arrive_compact(&mut ts[0], [2, 3, 4, 5, 6]);
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(!built(&steps, ts[0].id), "a pop to the new tier's level 2");
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Loading));
+    // every level down to the target: the switch, in one build
+    arrive_compact(&mut ts[0], [1]);
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(steps.iter().any(|s| matches!(
+        &s.op,
+        Some(Op::BuildTexture { tier: Tier::Compact, keep_old: false, first: 1, levels, .. }) if levels == &vec![1, 2, 3, 4, 5, 6]
+    )));
+    assert_eq!((ts[0].first, ts[0].tier), (1, Tier::Compact));
+}
+
+#[test]
+fn a_tier_switch_waits_for_upload_room_rather_than_showing_less() {
+    let mut ts = vec![switching()];
+    arrive_compact(&mut ts[0], 1..=6);
+    let held_now = ts[0].bytes();
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        u64::MAX / 4,
+    );
+    // this frame's room is nearly spent: the levels wait for the next frame
+    let mut room = UploadRoom::new(1 << 20, 32);
+    room.take((1 << 20) - 16, 1);
+    let steps = frame(&mut ts, &mut c, &mut room);
+    assert!(!built(&steps, ts[0].id));
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::UploadCap));
+    assert_eq!(ts[0].first, 0);
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 20, 32));
+    assert!(built(&steps, ts[0].id));
+    assert_eq!((ts[0].first, ts[0].tier), (1, Tier::Compact));
+}
+
+#[test]
+fn a_tier_switch_over_budget_shrinks_in_its_tier_first() {
+    let mut ts = vec![switching()];
+    let held_now = ts[0].bytes();
+    // the budget was cut below what is held
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        held_now / 2,
     );
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     // the compact plan pays for what level 2 holds in full: shrink to it
@@ -341,23 +418,19 @@ fn a_tier_switch_shrinks_in_its_tier_first_and_rebuilds_from_the_new_tail_up() {
         "nothing of the new tier has arrived"
     );
     // the new tier's levels below its tail are not enough: the tail first
-    let g = ts[0].g;
-    ts[0].pending.insert(
-        2,
-        LevelImage {
-            format: wgpu::TextureFormat::R8Unorm,
-            ..level(&g, 2)
-        },
-    );
+    arrive_compact(&mut ts[0], [2]);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(!built(&steps, ts[0].id));
-    for l in [1, 3, 4, 5, 6] {
-        ts[0].pending.insert(l, level(&g, l));
-    }
+    arrive_compact(&mut ts[0], [1, 3, 4, 5, 6]);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(steps.iter().any(|s| matches!(
         &s.op,
-        Some(Op::BuildTexture { tier: Tier::Compact, keep_old: false, first: 1, levels, .. }) if levels == &vec![1, 2, 3, 4, 5, 6]
+        Some(Op::BuildTexture {
+            tier: Tier::Compact,
+            keep_old: false,
+            first: 1,
+            ..
+        })
     )));
     assert_eq!((ts[0].first, ts[0].tier), (1, Tier::Compact));
 }
