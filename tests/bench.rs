@@ -25,6 +25,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
     let (done, total) = last.unwrap();
     assert_eq!(done, total, "progress reaches the end");
     assert_eq!(total, 24 * 6 + 2 * 8 * 5);
+    assert!(!r.lockstep);
 
     let get = |s: Strategy| r.strategies.iter().find(|x| x.strategy == s).unwrap();
     let keys: Vec<&str> = r.strategies.iter().map(|s| s.strategy.key()).collect();
@@ -188,11 +189,22 @@ fn a_tiny_benchmark_compares_every_strategy() {
             "max_upload_bytes_in_a_frame",
             "update_ms_p50",
             "update_ms_p99",
+            "fit_gap_lp_mean",
+            "fit_gap_lp_max",
             "frames_to_converge_after_cut",
         ] {
             assert!(o.get(key).is_some(), "strategies.{s}.{key} missing");
         }
+        // the certificate is the budget fit's; the fixed rules have none
+        assert_eq!(
+            o["fit_gap_lp_max"].is_null(),
+            s != "mipstream",
+            "{s}: {}",
+            o["fit_gap_lp_max"]
+        );
     }
+    assert_eq!(json["error_model"], "measured");
+    assert_eq!(json["lockstep"], false);
     assert!(json["sweep"][0]["mipstream"].get("flip_mean").is_some());
     assert_eq!(json["scene"], "default");
     assert_eq!(json["width"], 160);
@@ -229,4 +241,54 @@ fn bad_options_are_refused() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("--frames"), "{err}");
+}
+
+#[test]
+fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
+    let opts = BenchOptions {
+        frames: 24,
+        quality_every: 4,
+        size: glam::UVec2::new(160, 90),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        strategies: vec![Strategy::Mipstream, Strategy::MipstreamGeometric],
+        lockstep: true,
+        ..Default::default()
+    };
+    let a = bench::run(&opts, |_| {}).unwrap();
+    let b = bench::run(&opts, |_| {}).unwrap();
+    let keys: Vec<&str> = a.strategies.iter().map(|s| s.strategy.key()).collect();
+    assert_eq!(keys, ["full", "mipstream", "mipstream_geometric"]);
+    for (x, y) in a.strategies.iter().zip(&b.strategies) {
+        let key = x.strategy.key();
+        // (the bytes held include upload staging, which the GPU frees when
+        // it gets to it: those may differ by a frame's upload)
+        let per_frame = |s: &bench::StrategyResult| {
+            s.frames
+                .iter()
+                .map(|f| {
+                    (
+                        f.uploaded,
+                        f.psnr_db.map(f64::to_bits),
+                        f.fit_gap.map(f64::to_bits),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(per_frame(x), per_frame(y), "{key}: lockstep runs differ");
+    }
+    for s in &a.strategies[1..] {
+        let key = s.strategy.key();
+        let (mean, max) = (s.fit_gap_lp_mean.unwrap(), s.fit_gap_lp_max.unwrap());
+        assert!(
+            (0.0..=1.0).contains(&max) && mean <= max,
+            "{key}: {mean} {max}"
+        );
+        assert_eq!(s.frames_over_budget, 0, "{key}");
+    }
+    let json = a.to_json();
+    assert_eq!(json["lockstep"], true);
+    assert!(json["strategies"]["mipstream_geometric"]["setting"]
+        .as_str()
+        .unwrap()
+        .contains("geometric"));
 }

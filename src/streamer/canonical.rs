@@ -63,6 +63,31 @@ impl Streamer {
         }
     }
 
+    /// Blocks until every load requested so far has arrived and the GPU has
+    /// finished the copies recorded so far, and takes the arrivals in, so
+    /// the next [`update`](Self::update) builds them. Called after every
+    /// `update`, it makes a run independent of how fast the loader threads
+    /// and the GPU are (lockstep: what a frame asks for is there the next
+    /// frame, still within the upload cap), at the cost of blocking: for
+    /// benchmarks and render tests, not for a renderer's frame loop.
+    pub fn finish_loads(&mut self, timeout: Duration) -> Result<(), StreamerError> {
+        let start = Instant::now();
+        self.gpu.wait_idle();
+        self.gpu.poll();
+        while self.loader.outstanding() > 0 {
+            if start.elapsed() > timeout {
+                return Err(StreamerError::SettleTimeout(timeout));
+            }
+            for r in self.loader.wait(Duration::from_millis(50)) {
+                self.accept_load(r);
+            }
+            for r in self.loader.drain_meshes() {
+                self.accept_mesh_load(r);
+            }
+        }
+        Ok(())
+    }
+
     /// Back to the state registration leaves: in-flight loads finished and
     /// dropped, tails alone, coarsest LODs, an empty pool, no plan memory.
     fn forget_history(

@@ -77,6 +77,24 @@ pub(crate) struct BenchArgs {
     /// Write PNG charts and the side-by-side picture into this folder.
     #[arg(long)]
     plots: Option<PathBuf>,
+    /// How mipstream judges visible error: `measured` (the loss each
+    /// texture carries, see `mipstream annotate`; geometric for those
+    /// without), `geometric` (content-blind), or `both` (mipstream measured
+    /// and a `mipstream_geometric` row beside it).
+    #[arg(long, default_value = "measured", value_parser = ["measured", "geometric", "both"])]
+    error_model: String,
+    /// The strategies to run, comma separated (`full` always runs: it makes
+    /// the reference pictures): uniform_bias, distance_only, unity_budget,
+    /// unreal_pool, mipstream, mipstream_geometric. Default: all but
+    /// mipstream_geometric (which `--error-model both` adds).
+    #[arg(long, value_delimiter = ',')]
+    strategies: Option<Vec<String>>,
+    /// Deterministic runs: each frame waits for the loads it asked for
+    /// (still within the upload cap) and every strategy starts from a
+    /// canonical settle, so repeated runs give the same numbers and the
+    /// strategies differ only by what they choose.
+    #[arg(long)]
+    lockstep: bool,
 }
 
 pub(crate) fn shared_data() -> PathBuf {
@@ -101,6 +119,27 @@ fn scene(args: &BenchArgs) -> Result<SceneSource, String> {
         return Ok(SceneSource::Textures(dir.clone()));
     }
     SceneSource::parse(&args.scene, &shared_data()).map_err(|e| format!("--scene {e}"))
+}
+
+fn strategies(args: &BenchArgs) -> Result<Vec<bench::Strategy>, String> {
+    let mut list = match &args.strategies {
+        None => bench::Strategy::default_set(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                bench::Strategy::from_key(n.trim()).ok_or_else(|| {
+                    format!(
+                        "--strategies: unknown strategy {n:?} (expected one of {})",
+                        bench::Strategy::ALL.map(|s| s.key()).join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if args.error_model == "both" && !list.contains(&bench::Strategy::MipstreamGeometric) {
+        list.push(bench::Strategy::MipstreamGeometric);
+    }
+    Ok(list)
 }
 
 pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
@@ -145,6 +184,13 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         sweep_frames: args.sweep_frames,
         backends: backends(&args.backend)?,
         trace: args.trace.clone(),
+        strategies: strategies(&args)?,
+        lockstep: args.lockstep,
+        error_model: if args.error_model == "geometric" {
+            mipstream::plan::LossModel::Geometric
+        } else {
+            mipstream::plan::LossModel::Measured
+        },
         ..Default::default()
     };
     let bar = ProgressBar::new(1);

@@ -82,20 +82,35 @@ pub enum Strategy {
     UnityBudget,
     /// Unreal's texture streaming pool.
     UnrealPool,
-    /// mipstream's budget fit.
+    /// mipstream's budget fit (with the error model of
+    /// [`BenchOptions::error_model`]).
     Mipstream,
+    /// mipstream's budget fit judged by the geometric error model, beside
+    /// the measured one (`--error-model both`).
+    MipstreamGeometric,
 }
 
 impl Strategy {
     /// All of them, `full` first (it makes the reference pictures).
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Full,
         Strategy::UniformBias,
         Strategy::DistanceOnly,
         Strategy::UnityBudget,
         Strategy::UnrealPool,
         Strategy::Mipstream,
+        Strategy::MipstreamGeometric,
     ];
+
+    /// What a run compares by default: every one but `mipstream_geometric`.
+    pub fn default_set() -> Vec<Strategy> {
+        Self::ALL[..6].to_vec()
+    }
+
+    /// The strategy with JSON key `key`.
+    pub fn from_key(key: &str) -> Option<Strategy> {
+        Self::ALL.into_iter().find(|s| s.key() == key)
+    }
 
     /// The JSON key.
     pub fn key(self) -> &'static str {
@@ -106,6 +121,7 @@ impl Strategy {
             Strategy::UnityBudget => "unity_budget",
             Strategy::UnrealPool => "unreal_pool",
             Strategy::Mipstream => "mipstream",
+            Strategy::MipstreamGeometric => "mipstream_geometric",
         }
     }
 
@@ -183,6 +199,22 @@ pub struct BenchOptions {
     /// planned and resident level, bytes and coverage (to trace where a
     /// strategy gains or loses). Default: none.
     pub trace: Option<PathBuf>,
+    /// The strategies to run, `full` first whether listed or not (it makes
+    /// the reference pictures). Default: [`Strategy::default_set`].
+    pub strategies: Vec<Strategy>,
+    /// The error model the `mipstream` strategy plans with. Default:
+    /// measured (`mipstream_geometric` always uses the geometric one).
+    pub error_model: crate::plan::LossModel,
+    /// Lockstep: after every frame, wait for the loads it asked for
+    /// ([`Streamer::finish_loads`]), and start from
+    /// [`Streamer::settle_canonical`]: every run of the same options gives
+    /// the same pictures, uploads and scores, whatever the machine's speed,
+    /// and strategies differ only by what they choose (a load still takes
+    /// one frame; the upload cap still applies). The bytes held include
+    /// upload staging, which the GPU frees when it gets to it: a frame's
+    /// figure may differ by that frame's upload. Off: the loader threads race the frames (paced
+    /// by `frame_pause`), as in a renderer. Default: off.
+    pub lockstep: bool,
 }
 
 impl Default for BenchOptions {
@@ -204,7 +236,20 @@ impl Default for BenchOptions {
             frame_pause: Duration::from_millis(2),
             backends: None,
             trace: None,
+            strategies: Strategy::default_set(),
+            error_model: crate::plan::LossModel::Measured,
+            lockstep: false,
         }
+    }
+}
+
+impl BenchOptions {
+    /// The strategies to run, `full` first, each once, in [`Strategy::ALL`] order.
+    pub fn strategies(&self) -> Vec<Strategy> {
+        Strategy::ALL
+            .into_iter()
+            .filter(|s| *s == Strategy::Full || self.strategies.contains(s))
+            .collect()
     }
 }
 
@@ -260,6 +305,8 @@ pub struct FrameRecord {
     pub mse: Option<f64>,
     /// Mean FLIP against `full` on compared frames.
     pub flip: Option<f32>,
+    /// The budget fit's certificate this frame ([`crate::streamer::FrameStats::fit_gap_lp`]).
+    pub fit_gap: Option<f64>,
 }
 
 /// One strategy's run.
@@ -297,6 +344,12 @@ pub struct StrategyResult {
     pub update_ms_p50: f64,
     /// 99th percentile `update()` time.
     pub update_ms_p99: f64,
+    /// The mean over every frame of the budget fit's certificate (how far
+    /// its plan is from the best within the budget at most, a share of its
+    /// error); `None` for the fixed rules.
+    pub fit_gap_lp_mean: Option<f64>,
+    /// The largest over every frame.
+    pub fit_gap_lp_max: Option<f64>,
     /// Frames after the cut until everything the strategy wants is resident;
     /// `None` if that never happened before the path ended.
     pub frames_to_converge_after_cut: Option<usize>,
@@ -354,8 +407,12 @@ pub struct BenchResult {
     pub working_set_bytes: u64,
     /// Frame index of the hard cut.
     pub cut_frame: usize,
-    /// Every strategy, in [`Strategy::ALL`] order.
+    /// Every strategy run, in [`Strategy::ALL`] order.
     pub strategies: Vec<StrategyResult>,
+    /// The error model the `mipstream` strategy planned with.
+    pub error_model: crate::plan::LossModel,
+    /// Whether it ran in lockstep ([`BenchOptions::lockstep`]).
+    pub lockstep: bool,
     /// The quality-vs-budget curve.
     pub sweep: Vec<SweepPoint>,
 }
@@ -415,12 +472,13 @@ pub fn run(
         .budget_bytes
         .unwrap_or((basis as f64 * opts.budget_fraction) as u64);
     let sweep_frames = opts.sweep_frames.unwrap_or(opts.frames / 4).max(2);
-    let strategies_n = Strategy::ALL.len();
+    let to_run = opts.strategies();
+    let strategies_n = to_run.len();
     let total = opts.frames * strategies_n + opts.sweep.len() * sweep_frames * (strategies_n - 1);
     let mut done = 0;
     let mut references = HashMap::new();
     let mut strategies = Vec::new();
-    for strategy in Strategy::ALL {
+    for &strategy in &to_run {
         let r = run_strategy(
             &ctx,
             strategy,
@@ -458,7 +516,7 @@ pub fn run(
         for &fraction in &opts.sweep {
             let b = (basis as f64 * fraction) as u64;
             let mut results = Vec::new();
-            for strategy in &Strategy::ALL[1..] {
+            for strategy in &to_run[1..] {
                 let stage = format!("sweep {fraction:.2} {}", strategy.key());
                 let r = run_strategy(
                     &sweep_ctx,
@@ -504,5 +562,7 @@ pub fn run(
         cut_frame: ctx.cut_frame,
         strategies,
         sweep,
+        error_model: opts.error_model,
+        lockstep: opts.lockstep,
     })
 }

@@ -18,6 +18,7 @@ fn color(s: Strategy) -> RGBColor {
         Strategy::UnityBudget => RGBColor(150, 60, 200),
         Strategy::UnrealPool => RGBColor(210, 40, 60),
         Strategy::Mipstream => RGBColor(20, 160, 60),
+        Strategy::MipstreamGeometric => RGBColor(120, 200, 150),
     }
 }
 
@@ -289,6 +290,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
                   y: &dyn Fn(&super::SweepResult) -> f64| {
         Strategy::ALL[1..]
             .iter()
+            .filter(|s| result.strategies.iter().any(|r| r.strategy == **s))
             .map(|&strategy| {
                 let mut pts: Vec<(f64, f64, bool)> = result
                     .sweep

@@ -24,6 +24,8 @@ impl BenchResult {
                         "max_upload_bytes_in_a_frame": s.max_upload_bytes_in_a_frame,
                         "update_ms_p50": s.update_ms_p50,
                         "update_ms_p99": s.update_ms_p99,
+                        "fit_gap_lp_mean": s.fit_gap_lp_mean,
+                        "fit_gap_lp_max": s.fit_gap_lp_max,
                         "frames_to_converge_after_cut": s.frames_to_converge_after_cut,
                         "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
                         "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
@@ -62,6 +64,8 @@ impl BenchResult {
             "height": self.size.y,
             "budget_bytes": self.budget_bytes,
             "budget_basis": self.budget_basis.key(),
+            "error_model": self.error_model.key(),
+            "lockstep": self.lockstep,
             "working_set_bytes": self.working_set_bytes,
             "full_residency_bytes": self.full_residency_bytes,
             "compared_frames": self.compared_frames(),
@@ -106,7 +110,7 @@ impl BenchResult {
             human_bytes(self.full_residency_bytes)
         );
         out += &format!(
-            "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9}\n",
+            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13}\n",
             "strategy",
             "setting",
             "peak",
@@ -118,11 +122,12 @@ impl BenchResult {
             "FLIP",
             "max upload",
             "update p50/99",
-            "converge"
+            "converge",
+            "LP gap mean/max"
         );
         for s in &self.strategies {
             out += &format!(
-                "{:<14} {:<18} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9}\n",
+                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13}\n",
                 s.strategy.key(),
                 s.setting,
                 human_bytes(s.peak_resident_bytes),
@@ -136,7 +141,11 @@ impl BenchResult {
                 s.update_ms_p50,
                 s.update_ms_p99,
                 s.frames_to_converge_after_cut
-                    .map_or("never".to_string(), |f| f.to_string())
+                    .map_or("never".to_string(), |f| f.to_string()),
+                match (s.fit_gap_lp_mean, s.fit_gap_lp_max) {
+                    (Some(m), Some(x)) => format!("{:.2}%/{:.2}%", m * 100.0, x * 100.0),
+                    _ => "-".to_string(),
+                }
             );
         }
         if !self.sweep.is_empty() {

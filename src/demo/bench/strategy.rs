@@ -169,6 +169,8 @@ fn trace_frame(
         "psnr": record.psnr_db,
         "flip": record.flip,
         "held": record.resident,
+        "fit_error": r.frame.fit_error,
+        "fit_gap_lp": r.frame.fit_gap_lp,
         "textures": textures,
         "meshes": meshes,
     });
@@ -289,6 +291,13 @@ fn open_streamer(ctx: &Ctx<'_>, strategy: Strategy, budget: u64) -> Streamer {
             } else {
                 0.0
             },
+            planner: crate::plan::PlannerOptions {
+                error_model: match strategy {
+                    Strategy::MipstreamGeometric => crate::plan::LossModel::Geometric,
+                    _ => opts.error_model,
+                },
+                ..Default::default()
+            },
             ..Default::default()
         },
     )
@@ -338,10 +347,13 @@ fn set_policy(
             streamer.set_policy(Policy::UnrealPool { frames_per_second });
             "Epic, mip bias 0".to_string()
         }
-        Strategy::Mipstream if opts.transient_reserve > 0.0 => {
-            format!("budget fit, reserve {:.0}%", opts.transient_reserve * 100.0)
-        }
-        Strategy::Mipstream => "budget fit".to_string(),
+        Strategy::Mipstream if opts.transient_reserve > 0.0 => format!(
+            "budget fit, {} loss, reserve {:.0}%",
+            opts.error_model.key(),
+            opts.transient_reserve * 100.0
+        ),
+        Strategy::Mipstream => format!("budget fit, {} loss", opts.error_model.key()),
+        Strategy::MipstreamGeometric => "budget fit, geometric loss".to_string(),
     }
 }
 
@@ -389,7 +401,11 @@ pub(super) fn run_strategy(
     let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
     let baseline = before.plus(DeviceMemory::read(&g.device).minus(registered_at));
     // a loading screen: every strategy starts settled at the first camera
-    streamer.settle(&[first], Duration::from_secs(120))?;
+    if ctx.opts.lockstep {
+        streamer.settle_canonical(&[first], Duration::from_secs(120))?;
+    } else {
+        streamer.settle(&[first], Duration::from_secs(120))?;
+    }
     let mut run = Run {
         ctx,
         strategy,
@@ -407,7 +423,11 @@ pub(super) fn run_strategy(
     for f in 0..frames {
         run.frame(f, references)?;
         progress(f + 1);
-        std::thread::sleep(ctx.opts.frame_pause);
+        if ctx.opts.lockstep {
+            run.streamer.finish_loads(Duration::from_secs(120))?;
+        } else {
+            std::thread::sleep(ctx.opts.frame_pause);
+        }
     }
     Ok(run.summary(setting))
 }
@@ -442,6 +462,7 @@ impl Run<'_> {
             resident: self.streamer.report().totals.accounted(),
             uploaded: stats.upload_bytes,
             update_ms: stats.update_time.as_secs_f64() * 1e3,
+            fit_gap: stats.fit_gap_lp,
             ..Default::default()
         };
         if f >= ctx.cut_frame && self.converged_at.is_none() && self.streamer.converged() {
@@ -518,6 +539,11 @@ impl Run<'_> {
             max_upload_bytes_in_a_frame: records.iter().map(|r| r.uploaded).max().unwrap_or(0),
             update_ms_p50: percentile(&times, 0.5),
             update_ms_p99: percentile(&times, 0.99),
+            fit_gap_lp_mean: {
+                let gaps: Vec<f64> = records.iter().filter_map(|r| r.fit_gap).collect();
+                (!gaps.is_empty()).then(|| mean(gaps))
+            },
+            fit_gap_lp_max: records.iter().filter_map(|r| r.fit_gap).reduce(f64::max),
             frames_to_converge_after_cut: self.converged_at,
             picture: self.picture,
             frames: records,
