@@ -74,8 +74,10 @@ fn the_budget_slider_degrades_and_restores_detail() {
         ..Default::default()
     });
     let sharp = settle(&mut v);
-    let full = v.full_residency_bytes() as f64 / (1 << 20) as f64;
-    v.set_budget_mb(full * 0.04);
+    // a quarter of what this view needs at exactly its levels: the budget
+    // binds, whatever the planner makes of it
+    let wanted = v.wanted_bytes() as f64 / (1 << 20) as f64;
+    v.set_budget_mb(wanted * 0.25);
     let mut frames_to_fit = None;
     for f in 0..10 {
         frame(&mut v);
@@ -88,13 +90,12 @@ fn the_budget_slider_degrades_and_restores_detail() {
     let frames_to_fit = frames_to_fit.expect("the held bytes fit the lowered budget");
     assert!(frames_to_fit <= 2, "took {frames_to_fit} frames to fit");
     let low_psnr = common::psnr(&sharp, &low);
-    eprintln!("4% budget: {low_psnr:.2} dB against the full-budget picture");
-    // where it settles depends on when loads arrived (the planner keeps what
-    // is resident rather than trading one texture's detail for another's):
-    // 36.6 to 40.3 dB over runs with the other tests in parallel
+    eprintln!(
+        "a quarter of the view's working set: {low_psnr:.2} dB against the full-budget picture"
+    );
     assert!(
         low_psnr < 42.0,
-        "a budget of 4% must visibly blur ({low_psnr:.1} dB)"
+        "a quarter of the working set must visibly blur ({low_psnr:.1} dB)"
     );
     assert!(
         common::black_fraction(&low) < 0.01,

@@ -536,15 +536,27 @@ impl Viewer {
     /// camera (or `timeout` passes), then renders a frame.
     pub fn settle(&mut self, timeout: Duration) -> Result<(), ViewerError> {
         self.apply_settings(false);
-        let size = self.scene_size();
-        let view = if self.settings.play_path {
-            self.scene.path.view(self.path_time, size)
-        } else {
-            self.camera.view(size)
-        };
+        let view = self.current_view();
         self.streamer.settle(&[view], timeout)?;
         self.check()?;
         Ok(())
+    }
+
+    /// The camera the scene is drawn from now (the path's, or the fly camera).
+    fn current_view(&self) -> crate::View {
+        let size = self.scene_size();
+        if self.settings.play_path {
+            self.scene.path.view(self.path_time, size)
+        } else {
+            self.camera.view(size)
+        }
+    }
+
+    /// The bytes the current camera's working set needs: every texture and
+    /// mesh at exactly the level that view wants (below it, a budget binds).
+    pub fn wanted_bytes(&mut self) -> u64 {
+        let view = self.current_view();
+        self.streamer.wanted_bytes(&[view])
     }
 
     /// The rendered frame as RGBA8 pixels.
