@@ -70,30 +70,50 @@ pub fn build_lod_chain(vertices: &[Vertex], indices: &[u32], opts: &LodOptions) 
     let locks = vec![false; vertices.len()];
     let mut previous = indices.len();
     let mut previous_error = 0.0f32;
+    // chosen at the first level: seams kept, or (stuck) crossed
+    let mut options: Option<SimplifyOptions> = None;
     while (lods.len() as u32) < opts.max_lods {
         let target = ((previous as f32 * opts.ratio) as usize / 3) * 3;
         if target / 3 < opts.min_triangles as usize {
             break;
         }
-        let mut error = 0.0f32;
-        let simplified = meshopt::simplify_with_attributes_and_locks(
-            indices,
-            &adapter,
-            &attributes,
-            &weights,
-            5 * 4,
-            &locks,
-            target,
-            opts.max_error,
-            SimplifyOptions::LockBorder,
-            Some(&mut error),
-        );
-        if simplified.is_empty()
-            || simplified.len() as f32 > previous as f32 * opts.min_reduction
-            || error > opts.max_error
-        {
+        // keeping every attribute seam; a mesh split at nearly every edge
+        // (flat shading) cannot collapse that way at all: when even the
+        // first level is stuck, its chain may collapse across seams
+        // (meshoptimizer's permissive mode)
+        let attempt = |options: SimplifyOptions| {
+            let mut error = 0.0f32;
+            let simplified = meshopt::simplify_with_attributes_and_locks(
+                indices,
+                &adapter,
+                &attributes,
+                &weights,
+                5 * 4,
+                &locks,
+                target,
+                opts.max_error,
+                options,
+                Some(&mut error),
+            );
+            let stuck = simplified.is_empty()
+                || simplified.len() as f32 > previous as f32 * opts.min_reduction
+                || error > opts.max_error;
+            (!stuck).then_some((simplified, error))
+        };
+        let permissive = SimplifyOptions::LockBorder | SimplifyOptions::Permissive;
+        let found = match options {
+            Some(o) => attempt(o),
+            None => attempt(SimplifyOptions::LockBorder)
+                .map(|r| (r, SimplifyOptions::LockBorder))
+                .or_else(|| attempt(permissive).map(|r| (r, permissive)))
+                .map(|(r, o)| {
+                    options = Some(o);
+                    r
+                }),
+        };
+        let Some((simplified, error)) = found else {
             break;
-        }
+        };
         let (v, i) = compact(vertices, &simplified);
         let error = (error * scale).max(previous_error);
         previous = simplified.len();

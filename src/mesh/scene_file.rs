@@ -44,6 +44,10 @@ pub struct SceneMesh {
     pub triangles: Vec<u32>,
     /// Geometric error per LOD, mesh units.
     pub errors: Vec<f32>,
+    /// Vertices the cooker's weld merged before simplifying (copies of one
+    /// point with the same attributes; 0 in files from before the weld).
+    #[serde(default)]
+    pub welded_vertices: usize,
 }
 
 /// A material: textures (KTX2 files) and factors as glTF defines them.

@@ -28,6 +28,11 @@ pub(crate) struct CookGltfArgs {
     /// Texture quality 0-100.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
     quality: u8,
+    /// Do not weld copies of one point with the same attributes before
+    /// simplifying (a mesh written with unshared vertices then cooks to
+    /// one LOD).
+    #[arg(long)]
+    no_weld: bool,
 }
 
 pub(crate) fn run(args: CookGltfArgs) -> Result<(), String> {
@@ -46,6 +51,7 @@ pub(crate) fn run(args: CookGltfArgs) -> Result<(), String> {
             ..LodOptions::default()
         },
         threads: 0,
+        weld: !args.no_weld,
     };
     let bar = ProgressBar::new(1).with_style(
         ProgressStyle::with_template("{msg:>9} [{bar:30}] {pos}/{len} {elapsed}")
@@ -74,8 +80,8 @@ pub(crate) fn run(args: CookGltfArgs) -> Result<(), String> {
         cooked.scene_path.display()
     );
     println!(
-        "{:<40} {:>4}  triangles per LOD (error in mesh units)",
-        "mesh", "lods"
+        "{:<40} {:>4} {:>7}  triangles per LOD (error in mesh units)",
+        "mesh", "lods", "welded"
     );
     for m in &s.meshes {
         let chain: Vec<String> = m
@@ -85,9 +91,10 @@ pub(crate) fn run(args: CookGltfArgs) -> Result<(), String> {
             .map(|(t, e)| format!("{t} ({e:.2e})"))
             .collect();
         println!(
-            "{:<40} {:>4}  {}",
+            "{:<40} {:>4} {:>7}  {}",
             m.name,
             m.triangles.len(),
+            m.welded_vertices,
             chain.join(", ")
         );
     }

@@ -2,6 +2,7 @@
 //! `gltf` crate caught), primitives read and checked, images found in buffer
 //! views, data URIs or files.
 
+use super::attributes::{read_f32, weld};
 use super::{GltfCookError, SUPPORTED_REQUIRED};
 use crate::mesh::container::{Vertex, ATTR_NORMAL, ATTR_TANGENT, ATTR_UV};
 use glam::Vec3;
@@ -12,6 +13,106 @@ struct Primitive {
     vertices: Vec<Vertex>,
     indices: Vec<u32>,
     attributes: u32,
+    /// The material's texture coordinate set is not there.
+    uv_missing: bool,
+}
+
+/// The texture coordinates a material's textures sample: one set (the
+/// base colour's, else the first textured slot's) with its
+/// `KHR_texture_transform` baked in, since one set is cooked per vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(super) struct UvChoice {
+    set: u32,
+    /// `u' = m[0] u + m[1] v + m[2]`, `v' = m[3] u + m[4] v + m[5]`.
+    transform: Option<[f32; 6]>,
+}
+
+impl UvChoice {
+    fn of(m: &gltf::Material<'_>, warnings: &mut Vec<String>) -> Self {
+        let pbr = m.pbr_metallic_roughness();
+        // (offset, rotation, scale, texCoord override) of a slot's transform
+        type Transform = ([f32; 2], f32, [f32; 2], Option<u32>);
+        let typed = |t: Option<gltf::texture::TextureTransform<'_>>| -> Option<Transform> {
+            t.map(|t| (t.offset(), t.rotation(), t.scale(), t.tex_coord()))
+        };
+        // normal and occlusion maps keep the extension as raw JSON
+        let raw = |v: Option<&serde_json::Value>| -> Option<Transform> {
+            let v = v?;
+            let pair = |key: &str, default: [f32; 2]| {
+                v.get(key)
+                    .and_then(|a| a.as_array())
+                    .and_then(|a| Some([a.first()?.as_f64()? as f32, a.get(1)?.as_f64()? as f32]))
+                    .unwrap_or(default)
+            };
+            Some((
+                pair("offset", [0.0, 0.0]),
+                v.get("rotation").and_then(|r| r.as_f64()).unwrap_or(0.0) as f32,
+                pair("scale", [1.0, 1.0]),
+                v.get("texCoord").and_then(|c| c.as_u64()).map(|c| c as u32),
+            ))
+        };
+        let slot = |set: u32, t: Option<Transform>| {
+            let set = t.and_then(|t| t.3).unwrap_or(set);
+            Self {
+                set,
+                transform: t.map(|([ox, oy], r, [sx, sy], _)| {
+                    let (sin, cos) = r.sin_cos();
+                    [cos * sx, sin * sy, ox, -sin * sx, cos * sy, oy]
+                }),
+            }
+        };
+        const TRANSFORM: &str = "KHR_texture_transform";
+        let slots: Vec<(&str, Self)> = [
+            pbr.base_color_texture().map(|t| {
+                (
+                    "base colour",
+                    slot(t.tex_coord(), typed(t.texture_transform())),
+                )
+            }),
+            m.normal_texture().map(|t| {
+                (
+                    "normal map",
+                    slot(t.tex_coord(), raw(t.extension_value(TRANSFORM))),
+                )
+            }),
+            pbr.metallic_roughness_texture().map(|t| {
+                (
+                    "metallic-roughness map",
+                    slot(t.tex_coord(), typed(t.texture_transform())),
+                )
+            }),
+            m.occlusion_texture().map(|t| {
+                (
+                    "occlusion map",
+                    slot(t.tex_coord(), raw(t.extension_value(TRANSFORM))),
+                )
+            }),
+            m.emissive_texture().map(|t| {
+                (
+                    "emissive map",
+                    slot(t.tex_coord(), typed(t.texture_transform())),
+                )
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let Some(&(first, chosen)) = slots.first() else {
+            return Self::default();
+        };
+        for (what, other) in &slots[1..] {
+            if *other != chosen {
+                warnings.push(format!(
+                    "material {}: its {what} samples other texture coordinates than its {first} (set {} vs {}{}): cooked with the {first}'s (one set is cooked per vertex)",
+                    m.name().map_or_else(|| format!("#{}", m.index().unwrap_or(0)), str::to_owned),
+                    other.set,
+                    chosen.set,
+                    if other.transform != chosen.transform { ", or another KHR_texture_transform" } else { "" },
+                ));
+            }
+        }
+        chosen
+    }
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
@@ -48,13 +149,20 @@ pub fn parse(
                 extension: ext.to_owned(),
             });
         }
-        let gltf::Gltf { document, blob } =
-            gltf::Gltf::from_slice(bytes).map_err(|e| parse_err(format!("not valid glTF: {e}")))?;
-        let buffers =
-            gltf::import_buffers(&document, base, blob).map_err(|e| GltfCookError::Buffers {
+        // the crate's validation refuses required extensions it has no
+        // types for (quantization, meshopt): validate without those
+        let gltf::Gltf { document, blob } = unchecked;
+        let mut json = document.into_json();
+        json.extensions_required
+            .retain(|e| !SUPPORTED_REQUIRED.contains(&e.as_str()));
+        let document = gltf::Document::from_json(json)
+            .map_err(|e| parse_err(format!("not valid glTF: {e}")))?;
+        let buffers = super::buffers::load(&document, base, blob).map_err(|reason| {
+            GltfCookError::Buffers {
                 path: name.to_owned(),
-                reason: e.to_string(),
-            })?;
+                reason,
+            }
+        })?;
         Ok((document, buffers))
     });
     result.unwrap_or_else(|p| {
@@ -74,11 +182,36 @@ pub fn read_primitives(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<(usize, usize, PrimitiveGeometry)>, GltfCookError> {
     let mut out = Vec::new();
+    let uvs: Vec<UvChoice> = document
+        .materials()
+        .map(|m| UvChoice::of(&m, warnings))
+        .collect();
+    let skinned: std::collections::BTreeSet<usize> = document
+        .nodes()
+        .filter(|n| n.skin().is_some())
+        .filter_map(|n| n.mesh().map(|m| m.index()))
+        .collect();
     for mesh in document.meshes() {
         let mesh_name = mesh
             .name()
             .map_or_else(|| format!("#{}", mesh.index()), str::to_owned);
+        if skinned.contains(&mesh.index()) {
+            warnings.push(format!(
+                "mesh {mesh_name}: skinned; cooked in its bind pose (joints and weights are not kept: animation is not streamed)"
+            ));
+        }
+        if mesh.primitives().any(|p| p.morph_targets().len() > 0) {
+            warnings.push(format!(
+                "mesh {mesh_name}: has morph targets; cooked with none applied (morphs are not streamed)"
+            ));
+        }
         for prim in mesh.primitives() {
+            if prim.extension_value("KHR_draco_mesh_compression").is_some() {
+                warnings.push(format!(
+                    "mesh {mesh_name} primitive {}: KHR_draco_mesh_compression is not decoded; its uncompressed fallback accessors are read",
+                    prim.index()
+                ));
+            }
             let err = |reason: String| GltfCookError::Primitive {
                 path: name.to_owned(),
                 mesh: mesh_name.clone(),
@@ -93,7 +226,12 @@ pub fn read_primitives(
                 ));
                 continue;
             }
-            let read = std::panic::catch_unwind(|| read_primitive(&prim, buffers))
+            let uv = prim
+                .material()
+                .index()
+                .and_then(|m| uvs.get(m).copied())
+                .unwrap_or_default();
+            let read = std::panic::catch_unwind(|| read_primitive(&prim, buffers, uv))
                 .unwrap_or_else(|p| {
                     Err(format!(
                         "the glTF reader failed on this primitive: {}",
@@ -107,6 +245,13 @@ pub fn read_primitives(
                     prim.index()
                 ));
             }
+            if read.uv_missing {
+                warnings.push(format!(
+                    "mesh {mesh_name} primitive {}: its material samples TEXCOORD_{}, which it does not have; texture coordinates are zero",
+                    prim.index(),
+                    uv.set
+                ));
+            }
             out.push((
                 mesh.index(),
                 prim.index(),
@@ -116,6 +261,7 @@ pub fn read_primitives(
                     vertices: read.vertices,
                     indices: read.indices,
                     attributes: read.attributes,
+                    welded: 0,
                 },
             ));
         }
@@ -136,17 +282,32 @@ pub struct PrimitiveGeometry {
     pub indices: Vec<u32>,
     /// `ATTR_*` bits present in the source.
     pub attributes: u32,
+    /// Vertices the weld merged (copies of one point with the same
+    /// attributes; see [`PrimitiveGeometry::weld`]).
+    pub welded: usize,
+}
+
+impl PrimitiveGeometry {
+    /// Merges copies of one point with the same attributes (see the
+    /// module `attributes`), so a mesh written without shared vertices can
+    /// be simplified; counts them in `welded`.
+    pub fn weld(&mut self) {
+        self.welded += weld(&mut self.vertices, &mut self.indices);
+    }
 }
 
 fn read_primitive(
     prim: &gltf::Primitive<'_>,
     buffers: &[gltf::buffer::Data],
+    uv: UvChoice,
 ) -> Result<Primitive, String> {
+    use gltf::Semantic;
     let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
-    let positions: Vec<[f32; 3]> = reader
-        .read_positions()
-        .ok_or("no POSITION attribute (or its data is missing)")?
-        .collect();
+    let attribute = |s: Semantic| prim.get(&s);
+    let positions: Vec<[f32; 3]> = read_f32(
+        &attribute(Semantic::Positions).ok_or("no POSITION attribute")?,
+        buffers,
+    )?;
     let n = positions.len();
     if n == 0 {
         return Err("no vertices".into());
@@ -173,24 +334,32 @@ fn read_primitive(
             Err(format!("{what} has {len} entries for {n} positions"))
         }
     };
-    if let Some(normals) = reader.read_normals() {
-        let normals: Vec<[f32; 3]> = normals.collect();
+    if let Some(a) = attribute(Semantic::Normals) {
+        let normals: Vec<[f32; 3]> = read_f32(&a, buffers)?;
         check_len("NORMAL", normals.len())?;
         for (v, nrm) in vertices.iter_mut().zip(normals) {
-            v.normal = nrm;
+            // quantized normals are near unit length: make them so
+            v.normal = Vec3::from(nrm).normalize_or(Vec3::Z).to_array();
         }
         attributes |= ATTR_NORMAL;
     }
-    if let Some(uvs) = reader.read_tex_coords(0) {
-        let uvs: Vec<[f32; 2]> = uvs.into_f32().collect();
-        check_len("TEXCOORD_0", uvs.len())?;
-        for (v, uv) in vertices.iter_mut().zip(uvs) {
-            v.uv = uv;
+    let mut uv_missing = false;
+    match attribute(Semantic::TexCoords(uv.set)) {
+        Some(a) => {
+            let uvs: Vec<[f32; 2]> = read_f32(&a, buffers)?;
+            check_len(&format!("TEXCOORD_{}", uv.set), uvs.len())?;
+            for (v, [u, w]) in vertices.iter_mut().zip(uvs) {
+                v.uv = match uv.transform {
+                    Some(m) => [m[0] * u + m[1] * w + m[2], m[3] * u + m[4] * w + m[5]],
+                    None => [u, w],
+                };
+            }
+            attributes |= ATTR_UV;
         }
-        attributes |= ATTR_UV;
+        None => uv_missing = uv.set > 0 || uv.transform.is_some(),
     }
-    if let Some(tangents) = reader.read_tangents() {
-        let tangents: Vec<[f32; 4]> = tangents.collect();
+    if let Some(a) = attribute(Semantic::Tangents) {
+        let tangents: Vec<[f32; 4]> = read_f32(&a, buffers)?;
         check_len("TANGENT", tangents.len())?;
         for (v, t) in vertices.iter_mut().zip(tangents) {
             v.tangent = t;
@@ -217,6 +386,7 @@ fn read_primitive(
         vertices,
         indices,
         attributes,
+        uv_missing,
     })
 }
 

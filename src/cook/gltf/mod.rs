@@ -14,6 +14,8 @@
 //! the file and the part; a panic inside the `gltf` crate on malformed input
 //! is caught and reported as such.
 
+mod attributes;
+mod buffers;
 mod import;
 mod scene;
 
@@ -28,7 +30,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Extensions a file may mark required and still be cooked.
-pub const SUPPORTED_REQUIRED: [&str; 2] = ["KHR_texture_basisu", "KHR_materials_emissive_strength"];
+pub const SUPPORTED_REQUIRED: [&str; 5] = [
+    "KHR_texture_basisu",
+    "KHR_materials_emissive_strength",
+    "KHR_mesh_quantization",
+    "EXT_meshopt_compression",
+    "KHR_texture_transform",
+];
 
 /// How to cook a glTF scene.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +49,10 @@ pub struct GltfCookOptions {
     pub lods: LodOptions,
     /// Threads (0: every core). Default: 0.
     pub threads: usize,
+    /// Weld copies of one point with the same attributes before
+    /// simplifying (a mesh written with unshared vertices per triangle
+    /// cannot be simplified without). Default: true.
+    pub weld: bool,
 }
 
 impl Default for GltfCookOptions {
@@ -50,6 +62,7 @@ impl Default for GltfCookOptions {
             quality: 50,
             lods: LodOptions::default(),
             threads: 0,
+            weld: true,
         }
     }
 }
@@ -174,13 +187,18 @@ pub fn cook_gltf(
     let base = input.parent().unwrap_or(Path::new("."));
     let (document, buffers) = parse(&name, &bytes, Some(base))?;
     let mut warnings = Vec::new();
-    let primitives = read_primitives(&name, &document, &buffers, &mut warnings)?;
+    let mut primitives = read_primitives(&name, &document, &buffers, &mut warnings)?;
+    if opts.weld {
+        for (_, _, p) in &mut primitives {
+            p.weld();
+        }
+    }
     for sub in ["meshes", "textures"] {
         let d = out_dir.join(sub);
         std::fs::create_dir_all(&d).map_err(output(&d))?;
     }
     let textures = Textures::of(&name, &document)?;
-    textures.cook(out_dir, &buffers, base, opts, &mut progress)?;
+    warnings.extend(textures.cook(out_dir, &buffers, base, opts, &mut progress)?);
     let chains = lod_chains(&primitives, opts, &mut progress);
     let mut materials = scene::materials(&document, &textures);
     let default_material = materials.len();
@@ -198,6 +216,7 @@ pub fn cook_gltf(
             material: p.material.unwrap_or(default_material),
             triangles: lods.iter().map(|l| l.indices.len() as u32 / 3).collect(),
             errors: lods.iter().map(|l| l.error).collect(),
+            welded_vertices: p.welded,
         });
     }
     let (instances, bounds) = scene::instances(&document, &primitives, &mut warnings);
@@ -300,7 +319,7 @@ impl<'a> Textures<'a> {
         base: &Path,
         opts: &GltfCookOptions,
         progress: &mut impl FnMut(GltfProgress),
-    ) -> Result<(), GltfCookError> {
+    ) -> Result<Vec<String>, GltfCookError> {
         let encoded = self
             .jobs
             .iter()
@@ -313,25 +332,29 @@ impl<'a> Textures<'a> {
             total,
         });
         let mut done = 0;
+        let mut notes = Vec::new();
         parallel::for_each(
             &self.jobs,
             opts.threads,
             |k, &(i, kind)| {
                 let out = out_dir.join(self.file(i, kind));
-                cook_texture(&self.name, i, kind, &encoded[k], opts)
-                    .and_then(|ktx2| std::fs::write(&out, ktx2).map_err(output(&out)))
+                cook_texture(&self.name, i, kind, &encoded[k], opts).and_then(|(ktx2, note)| {
+                    std::fs::write(&out, ktx2).map_err(output(&out))?;
+                    Ok(note)
+                })
             },
             |_, r| {
-                r?;
+                notes.extend(r?);
                 done += 1;
                 progress(GltfProgress {
                     stage: "textures",
                     done,
                     total,
                 });
-                Ok(())
+                Ok::<(), GltfCookError>(())
             },
-        )
+        )?;
+        Ok(notes)
     }
 }
 
@@ -387,29 +410,23 @@ fn sanitize(s: &str) -> String {
     }
 }
 
-/// One texture: KTX2 as it is, PNG/JPEG cooked for its kind.
+/// One texture: PNG/JPEG cooked for its kind; a KTX2 kept as it is (with
+/// its measured loss added), unless it cannot stream: a single level, or
+/// uncompressed texels, are decoded and cooked again into a mip chain of
+/// Basis levels (the note says so).
 fn cook_texture(
     name: &str,
     image: usize,
     kind: Kind,
     bytes: &[u8],
     opts: &GltfCookOptions,
-) -> Result<Vec<u8>, GltfCookError> {
-    if bytes.starts_with(&crate::container::KTX2_MAGIC) {
-        // kept as it is, with its measured loss added where it can be
-        // measured (a format with no CPU decoder stays geometric)
-        return Ok(crate::cook::with_measured_loss(
-            &format!("{name} image #{image}"),
-            bytes.to_vec(),
-        )
-        .unwrap_or_else(|_| bytes.to_vec()));
-    }
-    let decoded = image::load_from_memory(bytes).map_err(|e| GltfCookError::Image {
+) -> Result<(Vec<u8>, Option<String>), GltfCookError> {
+    let label = format!("{name} image #{image}");
+    let image_err = |reason: String| GltfCookError::Image {
         path: name.to_owned(),
         image: format!("#{image}"),
-        reason: format!("not a PNG, JPEG or KTX2 image: {e}"),
-    })?;
-    let rgba = decoded.to_rgba8();
+        reason,
+    };
     let cook = CookOptions {
         codec: opts.codec,
         linear: kind != Kind::Srgb,
@@ -418,5 +435,47 @@ fn cook_texture(
         threads: 1,
         ..CookOptions::default()
     };
-    Ok(cook_image(&format!("{name} image #{image}"), &rgba, &cook)?)
+    if bytes.starts_with(&crate::container::KTX2_MAGIC) {
+        let file = crate::TextureFile::open(std::sync::Arc::new(crate::MemorySource::new(
+            &label,
+            bytes.to_vec(),
+        )))
+        .map_err(|e| image_err(format!("a KTX2 image that does not open: {e}")))?;
+        let info = file.info();
+        let uncompressed = match info.payload {
+            crate::container::Payload::Plain(f) => f.block_width == 1 && f.block_height == 1,
+            _ => false,
+        };
+        let flat = info.faces == 1 && info.layers == 1;
+        if (info.levels.len() == 1 || uncompressed)
+            && flat
+            && crate::cook::measure::can_measure(&file)
+        {
+            let level = file.read_level(0).map_err(|e| image_err(e.to_string()))?;
+            let rgba = crate::decode::decode_rgba8(&file, &level, 0)
+                .map_err(|e| image_err(e.to_string()))?;
+            let img = image::RgbaImage::from_raw(rgba.width, rgba.height, rgba.pixels)
+                .ok_or_else(|| image_err("decoded to the wrong size".into()))?;
+            let ktx2 = cook_image(&label, &img, &cook)?;
+            let note = format!(
+                "image #{image}: a KTX2 of {} ({} level{}{}): cooked again into a streamable chain of {} levels",
+                info.payload.name(),
+                info.levels.len(),
+                if info.levels.len() == 1 { "" } else { "s" },
+                if uncompressed { ", uncompressed" } else { "" },
+                32 - rgba.width.max(rgba.height).max(1).leading_zeros(),
+            );
+            return Ok((ktx2, Some(note)));
+        }
+        // kept as it is, with its measured loss added where it can be
+        // measured (a format with no CPU decoder stays geometric)
+        return Ok((
+            crate::cook::with_measured_loss(&label, bytes.to_vec())
+                .unwrap_or_else(|_| bytes.to_vec()),
+            None,
+        ));
+    }
+    let decoded = image::load_from_memory(bytes)
+        .map_err(|e| image_err(format!("not a PNG, JPEG or KTX2 image: {e}")))?;
+    Ok((cook_image(&label, &decoded.to_rgba8(), &cook)?, None))
 }

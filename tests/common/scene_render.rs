@@ -1,0 +1,50 @@
+//! Rendering cooked glTF scenes to images for the mesh tests (included by
+//! the test binaries that draw them).
+
+use glam::UVec2;
+use mipstream::demo::gltf_scene::StreamedScene;
+use mipstream::demo::render_mesh::{MeshDraw, MeshRenderer, BACKGROUND};
+use mipstream::{Streamer, View};
+
+/// `draws` from `view` into a new `size` target, read back.
+pub(crate) fn render(
+    renderer: &mut MeshRenderer,
+    view: &View,
+    draws: &[MeshDraw<'_>],
+    size: UVec2,
+) -> image::RgbaImage {
+    let g = super::common::gpu();
+    let target = g.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("scene target"),
+        size: wgpu::Extent3d {
+            width: size.x,
+            height: size.y,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8UnormSrgb,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let tv = target.create_view(&Default::default());
+    renderer.render(&g.device, &g.queue, &tv, size, view, draws, BACKGROUND);
+    let px = mipstream::gpu::read_rgba8(&g.device, &g.queue, &target, 0, 0).unwrap();
+    image::RgbaImage::from_raw(size.x, size.y, px).unwrap()
+}
+
+/// The streamed scene as `s` holds it now (bind groups synced first).
+pub(crate) fn render_streamed(
+    renderer: &mut MeshRenderer,
+    s: &mut Streamer,
+    scene: &mut StreamedScene,
+    view: &View,
+    size: UVec2,
+) -> image::RgbaImage {
+    let g = super::common::gpu();
+    let changed = s.take_changed();
+    scene.sync(&g.device, renderer, s, &changed);
+    let draws = scene.draws(s);
+    render(renderer, view, &draws, size)
+}
