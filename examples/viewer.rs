@@ -12,11 +12,17 @@
 //!                        (.gltf/.glb, cooked on first use) or a cooked scene.json
 //!   --cross-fade N       frames of dithered cross-fade between mesh LODs (default 8; 0: pop)
 //!   --budget-mb MB       starting budget (default: a third of full residency)
+//!   --budget-of-working-set F
+//!                        budget F times the camera path's working set at the
+//!                        scene's size (below 1 it binds)
 //!   --upload-cap-mb MB   upload bytes per frame (default 2)
 //!   --size WxH           window or image size (default 1600x900)
 //!   --path               play the scripted camera path (loops)
 //!   --at SECONDS         start where the camera path is at this time
-//!   --mode normal|heatmap|split
+//!   --mode normal|heatmap|split-unreal|split-unity|split-full|error
+//!                        split-*: mipstream on the left, an engine's rule (or
+//!                        full resolution) on the right, both scored against
+//!                        full resolution; error: FLIP heat map against full
 //!   --render-scale F     scene resolution as a fraction of its screen area
 //!                        (default 1; 0.5 in a window on a software adapter)
 //!   --headless           render offscreen (no display needed)
@@ -24,6 +30,7 @@
 //!   --screenshot FILE    write the last frame as PNG
 //!   --settle             before the screenshot, stream until converged
 //!   --no-ui              hide the panel
+//!   --lockstep           every frame waits for its loads (repeatable pictures)
 //!
 //! `WGPU_BACKEND=vulkan` or `gl` chooses the adapter. Without a display the
 //! window cannot open; the error says to use `--headless` or `xvfb-run`.
@@ -33,8 +40,8 @@ use mipstream::demo::source::SceneSource;
 use mipstream::demo::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
 const USAGE: &str = "usage: viewer [--scene PATH] [--cross-fade N] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
-[--at SECONDS] [--mode normal|heatmap|split] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
-[--settle] [--no-ui]";
+[--at SECONDS] [--mode normal|heatmap|split-unreal|split-unity|split-full|error] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
+[--settle] [--no-ui] [--lockstep] [--budget-of-working-set F]";
 
 fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
     let mut o = ViewerOptions {
@@ -86,11 +93,15 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
                 )
             }
             "--mode" => {
-                o.mode = match value()?.as_str() {
-                    "normal" => Mode::Normal,
-                    "heatmap" => Mode::Heatmap,
-                    "split" => Mode::Split,
-                    m => return Err(format!("--mode {m}: expected normal, heatmap or split")),
+                let m = value()?;
+                o.mode = match Mode::parse(&m) {
+                    Some(mode) => mode,
+                    None => {
+                        return Err(format!(
+                            "--mode {m}: expected one of {}",
+                            Mode::ALL.map(Mode::key).join(", ")
+                        ))
+                    }
                 }
             }
             "--render-scale" => {
@@ -118,6 +129,18 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
             "--screenshot" => o.screenshot = Some(value()?.into()),
             "--settle" => o.settle = true,
             "--no-ui" => o.ui = false,
+            "--lockstep" => o.lockstep = true,
+            "--budget-of-working-set" => {
+                let v = value()?;
+                o.budget_of_working_set = Some(
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite() && *f > 0.0)
+                        .ok_or(format!(
+                            "--budget-of-working-set {v}: expected a positive fraction"
+                        ))?,
+                )
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }

@@ -52,11 +52,8 @@ impl Viewer {
             b.highlight = Some(b.texture) == selected;
         }
         let size = self.scene_target.size;
-        let (mode, split) = match self.settings.mode {
-            Mode::Normal => (ViewMode::Normal, false),
-            Mode::Heatmap => (ViewMode::MipHeatmap, false),
-            Mode::Split => (ViewMode::Normal, true),
-        };
+        let mode = self.settings.mode;
+        let split = mode.is_split();
         let half = UVec2::new(size.x / 2, size.y);
         let left = Region {
             origin: UVec2::ZERO,
@@ -71,26 +68,57 @@ impl Viewer {
             view,
             &self.boxes,
             &self.streamer,
-            mode,
+            if mode == Mode::Heatmap {
+                ViewMode::MipHeatmap
+            } else {
+                ViewMode::Normal
+            },
             left,
         );
-        if let (true, Some(r)) = (split, self.reference.as_mut()) {
+        if split {
             let right = Region {
                 origin: UVec2::new(half.x, 0),
                 size: UVec2::new(size.x - half.x, size.y),
                 clear: false,
             };
-            r.renderer.render_region(
+            // the engine rule's streamer, or the full-resolution one
+            let other = match (&mut self.rival, &mut self.reference) {
+                (Some(r), _) => Some((&mut r.renderer, &r.boxes, &r.streamer)),
+                (None, Some(r)) if mode == Mode::SplitFull => {
+                    Some((&mut r.renderer, &r.boxes, &r.streamer))
+                }
+                _ => None,
+            };
+            if let Some((renderer, boxes, streamer)) = other {
+                renderer.render_region(
+                    &self.device,
+                    &self.queue,
+                    &self.scene_target.view,
+                    size,
+                    view,
+                    boxes,
+                    streamer,
+                    ViewMode::Normal,
+                    right,
+                );
+            }
+        }
+        if let (Mode::Error, Some(map)) = (mode, &self.error_map) {
+            // the last FLIP map over the whole scene (it follows the camera
+            // every few frames)
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("mipstream viewer error map"),
+                });
+            self.compose.draw(
                 &self.device,
-                &self.queue,
+                &mut enc,
+                &map.view,
                 &self.scene_target.view,
-                size,
-                view,
-                &r.boxes,
-                &r.streamer,
-                ViewMode::Normal,
-                right,
+                None,
             );
+            self.queue.submit([enc.finish()]);
         }
     }
 

@@ -23,6 +23,7 @@
 
 mod blit;
 mod camera;
+mod compare;
 mod draw;
 mod options;
 mod ui;
@@ -32,6 +33,7 @@ pub use options::{Mode, Summary, ViewerError, ViewerOptions};
 pub(crate) use options::{Sample, Settings, SortKey};
 
 pub use camera::{FlyCamera, MoveKeys};
+pub use compare::{HalfScore, SplitScores};
 /// The egui version the viewer's panel is built with (for [`Viewer::frame`]'s input).
 pub use egui;
 pub use window::run_window;
@@ -90,6 +92,14 @@ pub struct Viewer {
     streamer: Streamer,
     renderer: SceneRenderer,
     reference: Option<Reference>,
+    /// The right half's engine-rule streamer in the splits against one.
+    rival: Option<compare::Rival>,
+    /// The split's last scores against full resolution.
+    scores: Option<SplitScores>,
+    /// The error view's last FLIP map.
+    error_map: Option<compare::ErrorMap>,
+    /// Where scores are rendered (small).
+    score_target: Option<Target>,
     full_bytes: u64,
     /// The fly camera (used when the path is not playing).
     pub camera: FlyCamera,
@@ -114,6 +124,9 @@ pub struct Viewer {
     egui_renderer: egui_wgpu::Renderer,
     pixels_per_point: f32,
     show_ui: bool,
+    lockstep: bool,
+    /// A budget still to be set from the path's working set (the first frame).
+    budget_of_working_set: Option<f64>,
     frame: u64,
     peak: u64,
     over_budget: u64,
@@ -218,6 +231,10 @@ impl Viewer {
             }),
             scene,
             reference: None,
+            rival: None,
+            scores: None,
+            error_map: None,
+            score_target: None,
             full_bytes,
             camera,
             keys: MoveKeys::default(),
@@ -235,6 +252,8 @@ impl Viewer {
             egui_renderer,
             pixels_per_point: 1.0,
             show_ui: options.ui,
+            lockstep: options.lockstep,
+            budget_of_working_set: options.budget_of_working_set.filter(|f| *f > 0.0),
             frame: 0,
             peak: 0,
             over_budget: 0,
@@ -432,6 +451,15 @@ impl Viewer {
             self.streamer
                 .set_upload_cap((s.upload_cap_mb * MIB) as u64, levels);
         }
+        let rival_changed = s.budget_mb != a.budget_mb || s.upload_cap_mb != a.upload_cap_mb;
+        if s.mode != a.mode {
+            // what the last mode scored is not this one's
+            self.scores = None;
+            self.error_map = None;
+            if !s.mode.needs_reference() {
+                self.reference = None;
+            }
+        }
         if force || s.compact_tier != a.compact_tier {
             let mut planner = self.streamer.options().planner.clone();
             planner.compact_tier = s.compact_tier;
@@ -446,6 +474,9 @@ impl Viewer {
             self.camera = FlyCamera::looking_at(p.eye, p.target);
         }
         self.applied = self.settings.clone();
+        if rival_changed {
+            self.apply_rival_settings();
+        }
     }
 
     /// The camera's view for this frame, after moving it by `dt` seconds.
@@ -475,6 +506,13 @@ impl Viewer {
         input: egui::RawInput,
     ) -> Result<egui::PlatformOutput, ViewerError> {
         let started = Instant::now();
+        if self.frame == 1 {
+            // the panel has taken its room: the scene's size is known
+            if let Some(f) = self.budget_of_working_set.take() {
+                let bytes = self.path_working_set(40) as f64 * f;
+                self.settings.budget_mb = (bytes / MIB).max(0.05);
+            }
+        }
         self.apply_settings(false);
         let view = self.advance_camera(dt);
         let stats = (!self.settings.frozen).then(|| self.streamer.update(&[view]));
@@ -485,8 +523,18 @@ impl Viewer {
             m.scene
                 .sync(&self.device, &m.renderer, &self.streamer, &changed);
         }
-        if self.settings.mode == Mode::Split && self.meshes.is_none() {
-            self.update_reference(&view)?;
+        if self.meshes.is_none() {
+            // (the comparisons are for the built-in boxes)
+            if self.settings.mode.needs_reference() {
+                self.update_reference(&view)?;
+            }
+            self.update_rival(&view)?;
+            if self.score_due() {
+                self.score(&view)?;
+            }
+        }
+        if self.lockstep {
+            self.finish_loads()?;
         }
         self.report = self.streamer.report();
         let held = self.report.totals.accounted();
@@ -539,7 +587,48 @@ impl Viewer {
         let view = self.current_view();
         self.streamer.settle(&[view], timeout)?;
         self.check()?;
+        if self.meshes.is_none() {
+            // the other half of a split settles too, and is scored again
+            if self.settings.mode.needs_reference() {
+                self.update_reference(&view)?;
+            }
+            self.update_rival(&view)?;
+            if let Some(r) = &mut self.rival {
+                r.streamer.settle(&[view], timeout)?;
+            }
+            self.scores = None;
+            self.error_map = None;
+        }
         Ok(())
+    }
+
+    /// Waits for every load the viewer's streamers asked for (lockstep).
+    fn finish_loads(&mut self) -> Result<(), ViewerError> {
+        let t = Duration::from_secs(60);
+        self.streamer.finish_loads(t)?;
+        if let Some(r) = &mut self.rival {
+            r.streamer.finish_loads(t)?;
+        }
+        if let Some(r) = &mut self.reference {
+            r.streamer.finish_loads(t)?;
+        }
+        Ok(())
+    }
+
+    /// The working set of the scene's camera path at the scene's render
+    /// size: the most bytes, over `samples` points of the path, of
+    /// everything at exactly the level its view wants (what the benchmark's
+    /// budget fractions are of).
+    pub fn path_working_set(&mut self, samples: usize) -> u64 {
+        let size = self.scene_size();
+        let path = self.scene.path;
+        (0..samples.max(1))
+            .map(|i| {
+                let t = path.duration * i as f32 / samples.max(1) as f32;
+                self.streamer.wanted_bytes(&[path.view(t, size)])
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// The camera the scene is drawn from now (the path's, or the fly camera).

@@ -20,9 +20,64 @@ pub enum Mode {
     Normal,
     /// Tinted by resident mip against wanted mip.
     Heatmap,
-    /// Left: the budgeted picture; right: everything at full resolution,
-    /// from the same camera.
-    Split,
+    /// Left: mipstream; right: a second streamer holding everything at full
+    /// resolution, from the same camera.
+    SplitFull,
+    /// Left: mipstream; right: Unreal's texture streaming pool
+    /// ([`crate::plan::Policy::UNREAL`]), its own streamer at the same
+    /// budget and upload cap, from the same camera.
+    SplitUnreal,
+    /// Left: mipstream; right: Unity's mipmap streaming with its memory
+    /// budget ([`crate::plan::Policy::UNITY`]), likewise.
+    SplitUnity,
+    /// The budgeted picture's NVIDIA FLIP error against full resolution,
+    /// magma-coloured: black where nothing differs.
+    Error,
+}
+
+impl Mode {
+    /// Every mode, in the panel's order.
+    pub const ALL: [Mode; 6] = [
+        Mode::Normal,
+        Mode::Heatmap,
+        Mode::SplitUnreal,
+        Mode::SplitUnity,
+        Mode::SplitFull,
+        Mode::Error,
+    ];
+
+    /// The command line's word: `normal`, `heatmap`, `split-unreal`,
+    /// `split-unity`, `split-full`, `error`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::Heatmap => "heatmap",
+            Mode::SplitFull => "split-full",
+            Mode::SplitUnreal => "split-unreal",
+            Mode::SplitUnity => "split-unity",
+            Mode::Error => "error",
+        }
+    }
+
+    /// The mode named `key` (`split` is `split-full`, its old name).
+    pub fn parse(key: &str) -> Option<Mode> {
+        if key == "split" {
+            return Some(Mode::SplitFull);
+        }
+        Mode::ALL.into_iter().find(|m| m.key() == key)
+    }
+
+    /// The panel's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::Heatmap => "mip heatmap",
+            Mode::SplitFull => "mipstream | full",
+            Mode::SplitUnreal => "mipstream | unreal_pool",
+            Mode::SplitUnity => "mipstream | unity_budget",
+            Mode::Error => "error (FLIP vs full)",
+        }
+    }
 }
 
 /// How the viewer starts.
@@ -66,6 +121,14 @@ pub struct ViewerOptions {
     /// Frames of dithered cross-fade when a mesh changes LOD (glTF scenes;
     /// 0: swaps pop). Default: 8.
     pub cross_fade_frames: u32,
+    /// Lockstep: every frame waits for the loads its streamers asked for
+    /// ([`crate::Streamer::finish_loads`]), so a run does not depend on the
+    /// machine's speed (render tests, comparisons). Default: off.
+    pub lockstep: bool,
+    /// Set the budget to this fraction of the camera path's working set at
+    /// the scene's size, once the panel has taken its room (the first
+    /// frame): below 1 it binds. Overrides `budget_mb`. Default: none.
+    pub budget_of_working_set: Option<f64>,
 }
 
 impl Default for ViewerOptions {
@@ -85,6 +148,8 @@ impl Default for ViewerOptions {
             render_scale: None,
             scene: SceneSource::Builtin,
             cross_fade_frames: 8,
+            lockstep: false,
+            budget_of_working_set: None,
         }
     }
 }

@@ -6,18 +6,28 @@ use crate::gpu::memory::human_bytes;
 use crate::kinds::Tier;
 use crate::streamer::{ResidencyState, TextureReport};
 use egui::{Color32, RichText};
-use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
-/// Heat-map colours, as in `shaders/scene.wgsl` (sRGB of the shader's values).
-const HEAT: [(Color32, &str); 5] = [
+/// Heat-map colours, as in `shaders/scene.wgsl` (sRGB of the shader's
+/// values), with a short label and the long one.
+const HEAT: [(Color32, &str, &str); 5] = [
     (
         Color32::from_rgb(124, 170, 255),
+        "finer",
         "finer than needed (prefetch)",
     ),
-    (Color32::from_rgb(108, 238, 124), "at the wanted mip"),
-    (Color32::from_rgb(255, 246, 89), "1 mip coarser"),
-    (Color32::from_rgb(255, 188, 63), "2 mips coarser"),
-    (Color32::from_rgb(255, 79, 63), "3 or more coarser"),
+    (
+        Color32::from_rgb(108, 238, 124),
+        "wanted",
+        "at the wanted mip",
+    ),
+    (Color32::from_rgb(255, 246, 89), "+1", "1 mip coarser"),
+    (Color32::from_rgb(255, 188, 63), "+2", "2 mips coarser"),
+    (
+        Color32::from_rgb(255, 79, 63),
+        "+3",
+        "3 or more mips coarser",
+    ),
 ];
 
 /// Lays out the panel; returns the rect (points) the panels leave free.
@@ -43,7 +53,78 @@ pub(super) fn panel(ui: &mut egui::Ui, v: &mut Viewer) -> egui::Rect {
                 texture_table(ui, v)
             });
         });
-    ui.available_rect_before_wrap()
+    let free = ui.available_rect_before_wrap();
+    overlay(ui, v, free);
+    free
+}
+
+/// Over the scene: in a split, the divider and each half's label (its
+/// strategy, bytes held against the budget, PSNR and FLIP against full
+/// resolution); in the error view, what it shows.
+fn overlay(ui: &mut egui::Ui, v: &Viewer, rect: egui::Rect) {
+    let mode = v.settings.mode;
+    if v.meshes.is_some() || !(mode.is_split() || mode == Mode::Error) {
+        return;
+    }
+    let painter = ui.painter_at(rect);
+    let font = egui::FontId::proportional(14.0);
+    let label = |at: egui::Pos2, lines: Vec<String>| {
+        let text = lines.join("\n");
+        let galley = painter.layout_no_wrap(text, font.clone(), Color32::WHITE);
+        let r = egui::Rect::from_min_size(at, galley.size()).expand(6.0);
+        painter.rect_filled(r, 4.0, Color32::from_black_alpha(170));
+        painter.galley(at, galley, Color32::WHITE);
+    };
+    let pad = egui::vec2(12.0, 12.0);
+    if mode == Mode::Error {
+        label(
+            rect.min + pad,
+            vec![
+                "FLIP error of mipstream's picture against full resolution".into(),
+                format!(
+                    "black: no difference (magma scale, see the panel); every {} frames",
+                    super::compare::SCORE_EVERY
+                ),
+            ],
+        );
+        return;
+    }
+    let mid = rect.center().x;
+    painter.line_segment(
+        [egui::pos2(mid, rect.min.y), egui::pos2(mid, rect.max.y)],
+        egui::Stroke::new(2.0, Color32::WHITE),
+    );
+    let describe = |h: Option<&super::HalfScore>, fallback: &str| -> Vec<String> {
+        match h {
+            Some(h) => vec![
+                h.strategy.to_string(),
+                match h.budget {
+                    Some(b) => format!("{} of {}", human_bytes(h.held), human_bytes(b)),
+                    None => format!("{} (no budget)", human_bytes(h.held)),
+                },
+                if h.strategy == "full" {
+                    "the reference".to_string()
+                } else {
+                    format!("{:.1} dB · FLIP {:.4}", h.psnr_db, h.flip)
+                },
+            ],
+            None => vec![fallback.to_string(), "scoring...".into()],
+        }
+    };
+    let scores = v.split_scores();
+    let right_name = match mode {
+        Mode::SplitUnreal => "unreal_pool",
+        Mode::SplitUnity => "unity_budget",
+        _ => "full",
+    };
+    label(
+        rect.min + pad,
+        describe(scores.map(|s| &s.left), "mipstream"),
+    );
+    label(
+        egui::pos2(mid, rect.min.y) + pad,
+        describe(scores.map(|s| &s.right), right_name),
+    );
 }
 
 /// How loud the status line is.
@@ -138,24 +219,45 @@ fn controls(ui: &mut egui::Ui, v: &mut Viewer) {
     ui.checkbox(&mut s.frozen, "freeze streaming")
         .on_hover_text("stop calling update(): what is resident stays, the camera still moves");
     ui.checkbox(&mut s.play_path, "play the camera path (P)");
-    ui.horizontal(|ui| {
-        ui.selectable_value(&mut s.mode, Mode::Normal, "normal");
-        ui.selectable_value(&mut s.mode, Mode::Heatmap, "mip heatmap");
-        ui.selectable_value(&mut s.mode, Mode::Split, "split: budget | full");
-    });
-    if s.mode == Mode::Heatmap {
-        for (c, label) in HEAT {
-            ui.horizontal(|ui| {
-                let (rect, _) =
-                    ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
-                ui.painter().rect_filled(rect, 2.0, c);
-                ui.label(label);
-            });
+    ui.horizontal_wrapped(|ui| {
+        for m in Mode::ALL {
+            ui.selectable_value(&mut s.mode, m, m.label());
         }
-        ui.weak("resident mip against the mip the camera wants");
-    }
-    if s.mode == Mode::Split {
-        ui.weak("left: the budgeted streamer; right: a second streamer holding everything");
+    });
+    match s.mode {
+        Mode::Heatmap => {
+            ui.horizontal_wrapped(|ui| {
+                for (c, short, long) in HEAT {
+                    let (rect, _) =
+                        ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+                    ui.painter().rect_filled(rect, 2.0, c);
+                    ui.label(short).on_hover_text(long);
+                }
+            });
+            ui.weak("resident mip against the mip the camera wants (+n: n coarser)");
+        }
+        m if m.is_split() => {
+            ui.weak(format!(
+                "left: mipstream; right: {}, each its own streamer at the same budget and \
+                 upload cap; scored against full resolution every {} frames, {} px wide",
+                match m {
+                    Mode::SplitUnreal => "Unreal's streaming pool",
+                    Mode::SplitUnity => "Unity's mipmap streaming budget",
+                    _ => "everything at full resolution",
+                },
+                super::compare::SCORE_EVERY,
+                super::compare::SCORE_WIDTH
+            ));
+        }
+        Mode::Error => {
+            flip_legend(ui);
+            ui.weak(format!(
+                "FLIP error against full resolution, every {} frames, {} px wide",
+                super::compare::SCORE_EVERY,
+                super::compare::SCORE_WIDTH
+            ));
+        }
+        _ => {}
     }
     ui.separator();
     numbers(ui, v);
@@ -163,13 +265,38 @@ fn controls(ui: &mut egui::Ui, v: &mut Viewer) {
     charts(ui, v);
 }
 
+/// The error view's colour scale: magma from 0 (black, no difference) to 1.
+fn flip_legend(ui: &mut egui::Ui) {
+    let lut = nv_flip::magma_lut().to_vec();
+    let width = ui.available_width().min(240.0);
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(width, 14.0), egui::Sense::hover());
+    let steps = 48;
+    for i in 0..steps {
+        let t = i as f32 / (steps - 1) as f32;
+        let k = ((t * 255.0) as usize).min(255) * 3;
+        let x0 = rect.min.x + width * i as f32 / steps as f32;
+        let r = egui::Rect::from_min_max(
+            egui::pos2(x0, rect.min.y),
+            egui::pos2(x0 + width / steps as f32 + 0.5, rect.max.y),
+        );
+        ui.painter()
+            .rect_filled(r, 0.0, Color32::from_rgb(lut[k], lut[k + 1], lut[k + 2]));
+    }
+    ui.horizontal(|ui| {
+        ui.label("0: same");
+        ui.add_space((width - 110.0).max(0.0));
+        ui.label("1: all wrong");
+    });
+}
+
 fn numbers(ui: &mut egui::Ui, v: &Viewer) {
     let r = &v.report;
     let t = &r.totals;
+    let tall = ui.ctx().content_rect().height() >= 880.0;
     egui::Grid::new("numbers").num_columns(2).show(ui, |ui| {
         let mut row = |k: &str, val: String| {
             ui.label(k);
-            ui.label(val);
+            ui.add(egui::Label::new(val).wrap());
             ui.end_row();
         };
         row(
@@ -205,45 +332,65 @@ fn numbers(ui: &mut egui::Ui, v: &Viewer) {
                 v.last_frame_ms
             ),
         );
-        match &r.allocator {
-            Some(a) => {
-                row(
-                    "allocator used / reserved",
-                    format!("{} / {}", human_bytes(a.allocated), human_bytes(a.reserved)),
-                );
-                row(
-                    "fragmentation",
-                    format!("{:.0}% in {} blocks", a.fragmentation * 100.0, a.blocks),
-                );
-            }
-            None => row("allocator", "not reported by this backend".into()),
-        }
-        row(
-            "driver budget",
-            match r.driver.as_ref().and_then(|d| d.device_local_budget()) {
-                Some(b) => human_bytes(b),
-                None => "not reported by this backend".into(),
-            },
-        );
-        let memory = human_bytes(r.counters.texture_memory.max(0) as u64);
-        row(
-            "wgpu texture memory",
-            if r.counters.textures >= 0 {
-                format!("{memory} in {} textures", r.counters.textures)
-            } else {
-                // wgpu-hal 30's Vulkan backend never counts texture creation
-                // (gfx-rs/wgpu#10038), only destruction
-                format!("{memory} (count unknown: wgpu#10038)")
-            },
-        );
     });
+    // the GPU side's own figures: folded away on short screens
+    egui::CollapsingHeader::new("allocator, driver, wgpu")
+        .default_open(tall)
+        .show(ui, |ui| gpu_numbers(ui, v));
 }
 
+/// wgpu's allocator report, the driver's budget and wgpu's texture counter.
+fn gpu_numbers(ui: &mut egui::Ui, v: &Viewer) {
+    let r = &v.report;
+    egui::Grid::new("gpu numbers")
+        .num_columns(2)
+        .show(ui, |ui| {
+            let mut row = |k: &str, val: String| {
+                ui.label(k);
+                ui.add(egui::Label::new(val).wrap());
+                ui.end_row();
+            };
+            match &r.allocator {
+                Some(a) => {
+                    row(
+                        "allocator used / reserved",
+                        format!("{} / {}", human_bytes(a.allocated), human_bytes(a.reserved)),
+                    );
+                    row(
+                        "fragmentation",
+                        format!("{:.0}% in {} blocks", a.fragmentation * 100.0, a.blocks),
+                    );
+                }
+                None => row("allocator", "not reported by this backend".into()),
+            }
+            row(
+                "driver budget",
+                match r.driver.as_ref().and_then(|d| d.device_local_budget()) {
+                    Some(b) => human_bytes(b),
+                    None => "not reported by this backend".into(),
+                },
+            );
+            let memory = human_bytes(r.counters.texture_memory.max(0) as u64);
+            row(
+                "wgpu texture memory",
+                if r.counters.textures >= 0 {
+                    format!("{memory} in {} textures", r.counters.textures)
+                } else {
+                    // wgpu-hal 30's Vulkan backend never counts texture creation
+                    // (gfx-rs/wgpu#10038), only destruction
+                    format!("{memory} (count unknown: wgpu#10038)")
+                },
+            );
+        });
+}
+
+/// `f` of every sample, against seconds before the newest (0: now).
 fn series(history: &[Sample], f: impl Fn(&Sample) -> f64) -> PlotPoints<'static> {
-    history.iter().map(|s| [s.t, f(s)]).collect()
+    let now = history.last().map_or(0.0, |s| s.t);
+    history.iter().map(|s| [s.t - now, f(s)]).collect()
 }
 
-fn small_plot(id: &str, height: f32) -> Plot<'static> {
+fn small_plot(id: &str, height: f32, unit: &str) -> Plot<'static> {
     Plot::new(id)
         .height(height)
         .allow_zoom(false)
@@ -251,40 +398,60 @@ fn small_plot(id: &str, height: f32) -> Plot<'static> {
         .allow_scroll(false)
         .allow_boxed_zoom(false)
         .allow_double_click_reset(false)
-        .show_x(false)
         .include_y(0.0)
-        .legend(Legend::default().position(Corner::LeftTop))
+        .x_axis_label("seconds (0 = now)")
+        .y_axis_label(unit.to_owned())
+}
+
+/// A chart's legend above it, so it covers none of the data.
+fn legend_row(ui: &mut egui::Ui, items: &[(&str, Color32)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (name, c) in items {
+            ui.label(RichText::new(format!("— {name}")).color(*c).small());
+        }
+    });
 }
 
 fn charts(ui: &mut egui::Ui, v: &Viewer) {
     let h: Vec<Sample> = v.history.iter().copied().collect();
     let mib = |b: u64| b as f64 / MIB;
-    ui.label("resident MiB against the budget");
-    small_plot("resident", 130.0).show(ui, |p| {
-        p.line(Line::new("budget", series(&h, |s| mib(s.budget))).color(Color32::LIGHT_RED));
-        p.line(
-            Line::new(
-                "held",
-                series(&h, |s| mib(s.color + s.normal_data + s.pool_staging)),
-            )
-            .color(Color32::WHITE),
-        );
-        p.line(Line::new("colour", series(&h, |s| mib(s.color))).color(Color32::LIGHT_BLUE));
-        p.line(
-            Line::new("normal+data", series(&h, |s| mib(s.normal_data)))
-                .color(Color32::LIGHT_GREEN),
-        );
-        p.line(Line::new("pool+staging", series(&h, |s| mib(s.pool_staging))).color(Color32::GRAY));
+    ui.label("resident against the budget");
+    let resident = [
+        ("budget", Color32::LIGHT_RED),
+        ("held", Color32::WHITE),
+        ("colour", Color32::LIGHT_BLUE),
+        ("normal+data", Color32::LIGHT_GREEN),
+        ("pool+staging", Color32::GRAY),
+    ];
+    legend_row(ui, &resident);
+    small_plot("resident", 110.0, "MiB").show(ui, |p| {
+        let values: [&dyn Fn(&Sample) -> f64; 5] = [
+            &|s| mib(s.budget),
+            &|s| mib(s.color + s.normal_data + s.pool_staging),
+            &|s| mib(s.color),
+            &|s| mib(s.normal_data),
+            &|s| mib(s.pool_staging),
+        ];
+        for ((name, c), f) in resident.iter().zip(values) {
+            p.line(Line::new(*name, series(&h, f)).color(*c));
+        }
     });
-    ui.label("uploaded KiB per frame");
-    small_plot("uploads", 80.0).show(ui, |p| {
+    ui.label("uploaded per frame");
+    small_plot("uploads", 70.0, "KiB").show(ui, |p| {
         p.line(
             Line::new("uploads", series(&h, |s| s.upload_bytes as f64 / 1024.0))
                 .color(Color32::GOLD),
         );
     });
-    ui.label("milliseconds");
-    small_plot("times", 90.0).show(ui, |p| {
+    ui.label("time per frame");
+    legend_row(
+        ui,
+        &[
+            ("frame", Color32::WHITE),
+            ("update()", Color32::LIGHT_GREEN),
+        ],
+    );
+    small_plot("times", 80.0, "ms").show(ui, |p| {
         p.line(Line::new("frame", series(&h, |s| s.frame_ms as f64)).color(Color32::WHITE));
         p.line(
             Line::new("update()", series(&h, |s| s.update_ms as f64)).color(Color32::LIGHT_GREEN),
@@ -413,12 +580,14 @@ fn texture_table(ui: &mut egui::Ui, v: &mut Viewer) {
     TableBuilder::new(ui)
         .striped(true)
         .sense(egui::Sense::click())
+        // every column as wide as its text: the panel scrolls sideways
+        // rather than cutting the last ones
         .column(Column::auto().at_least(80.0).at_most(170.0).clip(true))
         .column(Column::auto())
         .column(Column::auto())
         .column(Column::auto())
         .column(Column::auto())
-        .column(Column::remainder())
+        .column(Column::auto().at_least(90.0))
         .header(20.0, |mut header| {
             for (k, name) in [
                 (SortKey::Name, "name"),
