@@ -262,17 +262,7 @@ pub fn relative_gap(plan_error: f64, bound: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::fit::{exact_fit, Fitter, Stickiness};
-
-    fn flat(chains: &[Vec<Candidate>]) -> (Vec<Candidate>, Vec<u32>) {
-        let mut all = Vec::new();
-        let mut off = vec![0];
-        for c in chains {
-            all.extend_from_slice(c);
-            off.push(all.len() as u32);
-        }
-        (all, off)
-    }
+    use crate::plan::fit::{exact_fit, flat, Fitter, Stickiness};
 
     /// Random small cases like the fit's own tests: chains of rising bytes
     /// and falling error, the states past a resident one needing room.

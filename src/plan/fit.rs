@@ -564,19 +564,22 @@ pub fn exact_fit(chains: &[Vec<Candidate>], budget: u64) -> Option<(f64, Vec<usi
     best
 }
 
+/// Chains back to back with their offsets, as [`Fitter::fit`] takes them
+/// (for tests).
+#[cfg(test)]
+pub(crate) fn flat(chains: &[Vec<Candidate>]) -> (Vec<Candidate>, Vec<u32>) {
+    let mut all = Vec::new();
+    let mut off = vec![0];
+    for c in chains {
+        all.extend_from_slice(c);
+        off.push(all.len() as u32);
+    }
+    (all, off)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn flat(chains: &[Vec<Candidate>]) -> (Vec<Candidate>, Vec<u32>) {
-        let mut all = Vec::new();
-        let mut off = vec![0];
-        for c in chains {
-            all.extend_from_slice(c);
-            off.push(all.len() as u32);
-        }
-        (all, off)
-    }
 
     fn chain(bytes: &[u64], errors: &[f64]) -> Vec<Candidate> {
         bytes

@@ -46,17 +46,7 @@ impl Streamer {
                 return Ok(frames);
             }
             // every load this update asked for arrives before the next one
-            while self.loader.outstanding() > 0 {
-                if start.elapsed() > timeout {
-                    return Err(StreamerError::SettleTimeout(timeout));
-                }
-                for r in self.loader.wait(Duration::from_millis(50)) {
-                    self.accept_load(r);
-                }
-                for r in self.loader.drain_meshes() {
-                    self.accept_mesh_load(r);
-                }
-            }
+            self.accept_every_load(start, timeout)?;
             if start.elapsed() > timeout {
                 return Err(StreamerError::SettleTimeout(timeout));
             }
@@ -74,6 +64,16 @@ impl Streamer {
         let start = Instant::now();
         self.gpu.wait_idle();
         self.gpu.poll();
+        self.accept_every_load(start, timeout)
+    }
+
+    /// Waits for every load in flight and takes each in (timing out
+    /// `timeout` after `start`).
+    fn accept_every_load(
+        &mut self,
+        start: Instant,
+        timeout: Duration,
+    ) -> Result<(), StreamerError> {
         while self.loader.outstanding() > 0 {
             if start.elapsed() > timeout {
                 return Err(StreamerError::SettleTimeout(timeout));
