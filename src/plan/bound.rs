@@ -162,25 +162,31 @@ fn lower_left_hull(points: &mut Vec<(f64, f64)>) {
 
 /// A lower bound on the total error of any plan whose chosen states' bytes
 /// plus the largest chosen [`Candidate::grow`] fit `budget` (see the module
-/// docs): `min_R max_λ L_R(λ)`, with `λ` searched on a grid for every room
-/// and refined for the rooms that decide the minimum. `chains` and
-/// `offsets` as [`super::fit::Fitter::fit`] takes them. `None` when the
-/// bases alone do not fit (no plan fits; the fit holds the bases anyway).
+/// docs): `min_R max_λ L_R(λ)`, with `λ` tried at powers of two around
+/// `hint` (the fit's marginal price, [`super::fit::Fitter::marginal_gain`])
+/// for every room, then refined by golden-section search for the room that
+/// decides the minimum: 15 passes over the chains. `chains` and `offsets` as
+/// [`super::fit::Fitter::fit`] takes them. `None` when the bases alone do
+/// not fit (no plan fits; the fit holds the bases anyway).
 pub fn lower_bound(
     bound: &mut Bound,
     chains: &[Candidate],
     offsets: &[u32],
     budget: u64,
+    hint: Option<f64>,
 ) -> Option<f64> {
     let n = offsets.len().saturating_sub(1);
     let mut bases = 0u64;
-    // the range of λ worth searching: the shallowest and the steepest error
-    // removed per byte over any chain's states
+    // without a hint: the geometric mean of the shallowest and steepest
+    // error removed per byte over any chain's states
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
     for t in 0..n {
         let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
         let Some(first) = chain.first() else { continue };
         bases = bases.saturating_add(first.bytes);
+        if hint.is_some() {
+            continue;
+        }
         for c in &chain[1..] {
             if c.bytes > first.bytes && c.error < first.error {
                 let slope = (first.error - c.error) / (c.bytes - first.bytes) as f64;
@@ -194,50 +200,56 @@ pub fn lower_bound(
     }
     bound.prepare(chains, offsets, budget);
     bound.pass(budget, 0.0, None);
-    if hi <= 0.0 {
+    let centre = match hint.filter(|h| h.is_finite() && *h > 0.0) {
+        Some(h) => h.ln(),
+        None if hi > 0.0 => 0.5 * (lo.ln() + hi.ln()),
         // nothing to buy: every chain's base is its best state
-        return bound
-            .best
-            .iter()
-            .copied()
-            .reduce(f64::min)
-            .map(|b| b.max(0.0));
-    }
-    let (a, b) = ((lo * 0.5).ln(), (hi * 2.0).ln());
-    const GRID: usize = 12;
-    for i in 0..=GRID {
-        let x = a + (b - a) * i as f64 / GRID as f64;
+        None => {
+            return bound
+                .best
+                .iter()
+                .copied()
+                .reduce(f64::min)
+                .map(|b| b.max(0.0))
+        }
+    };
+    // powers of two around the price, every room at once, remembering each
+    // room's best multiplier
+    let mut best_x = vec![centre; bound.rooms.len()];
+    for k in -3..=3 {
+        let x = centre + k as f64 * std::f64::consts::LN_2;
+        let before = bound.best.clone();
         bound.pass(budget, x.exp(), None);
-    }
-    // refine λ for the rooms deciding the minimum (the bound is concave in
-    // λ for each room: golden-section search between the grid's neighbours)
-    let step = (b - a) / GRID as f64;
-    for _ in 0..2 {
-        let (r, _) = bound
-            .best
-            .iter()
-            .enumerate()
-            .min_by(|x, y| x.1.total_cmp(y.1))?;
-        let at = |bound: &mut Bound, x: f64| bound.pass(budget, x.exp(), Some(r));
-        // the grid's best λ for this room
-        let mut centre = (a, f64::NEG_INFINITY);
-        for i in 0..=GRID {
-            let x = a + step * i as f64;
-            let v = at(bound, x);
-            if v > centre.1 {
-                centre = (x, v);
+        for (r, (b, a)) in bound.best.iter().zip(&before).enumerate() {
+            if b > a {
+                best_x[r] = x;
             }
         }
-        let centre = centre.0;
-        let (mut lo, mut hi) = (centre - step, centre + step);
-        let phi = 0.618_033_988_75;
-        for _ in 0..14 {
-            let (c, d) = (hi - phi * (hi - lo), lo + phi * (hi - lo));
-            if at(bound, c) > at(bound, d) {
-                hi = d;
-            } else {
-                lo = c;
-            }
+    }
+    // refine the room deciding the minimum (concave in λ for each room)
+    let (r, _) = bound
+        .best
+        .iter()
+        .enumerate()
+        .min_by(|x, y| x.1.total_cmp(y.1))?;
+    let (mut a, mut b) = (
+        best_x[r] - std::f64::consts::LN_2,
+        best_x[r] + std::f64::consts::LN_2,
+    );
+    let phi = 0.618_033_988_75;
+    let mut c = b - phi * (b - a);
+    let mut d = a + phi * (b - a);
+    let mut fc = bound.pass(budget, c.exp(), Some(r));
+    let mut fd = bound.pass(budget, d.exp(), Some(r));
+    for _ in 0..6 {
+        if fc > fd {
+            (b, d, fd) = (d, c, fc);
+            c = b - phi * (b - a);
+            fc = bound.pass(budget, c.exp(), Some(r));
+        } else {
+            (a, c, fc) = (c, d, fd);
+            d = a + phi * (b - a);
+            fd = bound.pass(budget, d.exp(), Some(r));
         }
     }
     // errors are not negative: so is any plan's total; and the sums above
@@ -312,7 +324,7 @@ mod tests {
         let (mut gaps, mut tight) = (Vec::new(), 0);
         for (k, (chains, budget)) in cases(300, 7).into_iter().enumerate() {
             let (all, off) = flat(&chains);
-            let lb = lower_bound(&mut bound, &all, &off, budget).expect("bases fit");
+            let lb = lower_bound(&mut bound, &all, &off, budget, None).expect("bases fit");
             let (opt, _) = exact_fit(&chains, budget).expect("bases fit");
             assert!(
                 lb <= opt + 1e-9 * opt.abs().max(1.0),
@@ -355,10 +367,10 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let (all, off) = flat(&[chain(&a), chain(&b)]);
-        let lb = lower_bound(&mut Bound::default(), &all, &off, 70).unwrap();
+        let lb = lower_bound(&mut Bound::default(), &all, &off, 70, None).unwrap();
         assert!((lb - 70.0).abs() < 0.5, "{lb}");
         // the bases alone over the budget: no plan fits
-        assert!(lower_bound(&mut Bound::default(), &all, &off, 15).is_none());
+        assert!(lower_bound(&mut Bound::default(), &all, &off, 15, None).is_none());
     }
 
     #[test]
@@ -378,7 +390,7 @@ mod tests {
             },
         ];
         let (all, off) = flat(&[chain]);
-        let lb = lower_bound(&mut Bound::default(), &all, &off, 150).unwrap();
+        let lb = lower_bound(&mut Bound::default(), &all, &off, 150, None).unwrap();
         // R = 0: stays at 100 error; R = 100: budget 50 holds 4/9 of the
         // step's bytes: 100 - 44.4. The bound is the smaller, 55.6
         assert!((lb - 55.6).abs() < 0.5, "{lb}");

@@ -328,6 +328,16 @@ impl Fitter {
         self.room
     }
 
+    /// The error removed per byte of the best step the last fit could not
+    /// take (the budget's marginal price), if one was blocked.
+    pub fn marginal_gain(&self) -> Option<f64> {
+        self.blocked
+            .iter()
+            .map(|s| s.gain)
+            .filter(|g| g.is_finite() && *g > 0.0 && *g < f64::MAX)
+            .reduce(f64::max)
+    }
+
     fn put_grow(&mut self, grow: u64) {
         *self.grows.entry(grow).or_insert(0) += 1;
     }

@@ -689,7 +689,13 @@ impl Planner {
             .map(|i| self.chains[self.offsets[i] as usize + self.choice[i] as usize].error)
             .sum();
         self.plan.fit_bound = if self.options.certify {
-            bound::lower_bound(&mut self.bound, &self.chains, &self.offsets, budget)
+            bound::lower_bound(
+                &mut self.bound,
+                &self.chains,
+                &self.offsets,
+                budget,
+                self.fitter.marginal_gain(),
+            )
         } else {
             None
         };

@@ -237,16 +237,27 @@ pub(crate) struct BenchPlannerArgs {
     /// Write the results here as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Plan without the per-plan LP certificate (what it costs is the
+    /// difference).
+    #[arg(long)]
+    no_certify: bool,
 }
 
 pub(crate) fn run_planner(args: BenchPlannerArgs) -> Result<(), String> {
     if args.objects == 0 || args.textures == 0 || args.frames == 0 {
         return Err("--objects, --textures and --frames must be at least 1".into());
     }
-    let r = bench::planner::bench_planner(args.objects, args.textures, args.frames);
+    let r =
+        bench::planner::bench_planner(args.objects, args.textures, args.frames, !args.no_certify);
     println!(
-        "{} objects, {} textures: re-plan p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} frames",
-        r.objects, r.textures, r.update_ms_p50, r.update_ms_p99, r.update_ms_max, r.frames
+        "{} objects, {} textures{}: re-plan p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} frames",
+        r.objects,
+        r.textures,
+        if r.certify { ", certified" } else { ", no certificate" },
+        r.update_ms_p50,
+        r.update_ms_p99,
+        r.update_ms_max,
+        r.frames
     );
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&r.to_json()).map_err(|e| e.to_string())?;

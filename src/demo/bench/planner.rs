@@ -100,12 +100,24 @@ pub struct PlannerBench {
     pub update_ms_p99: f64,
     /// Slowest, ms.
     pub update_ms_max: f64,
+    /// Whether each plan was certified.
+    pub certify: bool,
 }
 
 /// Times `frames` full re-plans (after a few untimed ones) at a quarter of
-/// full residency.
-pub fn bench_planner(objects: usize, textures: usize, frames: usize) -> PlannerBench {
+/// full residency; `certify`: with each plan's LP certificate
+/// ([`crate::plan::PlannerOptions::certify`]).
+pub fn bench_planner(
+    objects: usize,
+    textures: usize,
+    frames: usize,
+    certify: bool,
+) -> PlannerBench {
     let (mut p, full) = synthetic_planner(objects, textures);
+    p.set_options(crate::plan::PlannerOptions {
+        certify,
+        ..p.options().clone()
+    });
     let budget = full / 4;
     for f in 0..3 {
         p.plan(&[synthetic_view(f)], budget, &[], f);
@@ -126,6 +138,7 @@ pub fn bench_planner(objects: usize, textures: usize, frames: usize) -> PlannerB
         update_ms_p50: super::percentile(&times, 0.5),
         update_ms_p99: super::percentile(&times, 0.99),
         update_ms_max: times.last().copied().unwrap_or(0.0),
+        certify,
     }
 }
 
@@ -139,6 +152,7 @@ impl PlannerBench {
             "update_ms_p50": self.update_ms_p50,
             "update_ms_p99": self.update_ms_p99,
             "update_ms_max": self.update_ms_max,
+            "certify": self.certify,
         })
     }
 }
@@ -152,7 +166,7 @@ mod tests {
         let (mut p, full) = synthetic_planner(2000, 100);
         let plan = p.plan(&[synthetic_view(0)], full / 4, &[], 0);
         assert!(plan.bytes <= full / 4 && plan.bytes > 0);
-        let b = bench_planner(500, 50, 20);
+        let b = bench_planner(500, 50, 20, true);
         assert_eq!((b.objects, b.textures, b.frames), (500, 50, 20));
         assert!(b.update_ms_p50 > 0.0);
         assert!(b.update_ms_p50 <= b.update_ms_p99 && b.update_ms_p99 <= b.update_ms_max);
