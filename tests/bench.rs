@@ -203,7 +203,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
             o["fit_gap_lp_max"]
         );
     }
-    assert_eq!(json["error_model"], "measured");
+    assert_eq!(json["error_model"], "geometric");
     assert_eq!(json["lockstep"], false);
     assert!(json["sweep"][0]["mipstream"].get("flip_mean").is_some());
     assert_eq!(json["scene"], "default");
@@ -251,6 +251,7 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
         size: glam::UVec2::new(160, 90),
         cache_dir: common::repo().join("target/mipstream-cache"),
         strategies: vec![Strategy::Mipstream, Strategy::MipstreamGeometric],
+        error_model: mipstream::plan::LossModel::Measured,
         lockstep: true,
         ..Default::default()
     };
@@ -291,4 +292,5 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
         .as_str()
         .unwrap()
         .contains("geometric"));
+    assert_eq!(json["error_model"], "measured");
 }

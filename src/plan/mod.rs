@@ -85,9 +85,10 @@ pub struct PlannerOptions {
     /// Projected geometric error, in pixels, a mesh LOD may show before a
     /// finer one is wanted. Default: 1.
     pub mesh_error_px: f32,
-    /// How a texture's (and mesh's) visible error is judged: by its measured
-    /// loss where it carries one ([`crate::loss`]), or by the geometric model
-    /// for everything. Default: [`LossModel::Measured`].
+    /// How a texture's visible error is judged: by the geometric model, or
+    /// by its measured loss where it carries one ([`crate::loss`]). Default:
+    /// [`LossModel::Geometric`], which measured better on the benchmark's
+    /// scenes this round (README, Results).
     pub error_model: LossModel,
     /// Certify every plan: compute a lower bound on the error any plan
     /// within the budget could reach ([`Plan::fit_bound`], [`Plan::fit_gap`]).
@@ -98,11 +99,11 @@ pub struct PlannerOptions {
 /// How the planner judges visible error (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LossModel {
-    /// Measured loss curves where textures (and meshes) carry them, the
-    /// geometric model in the same unit for those that do not.
-    #[default]
+    /// Measured loss curves where textures carry them, the geometric model
+    /// in the same unit for those that do not.
     Measured,
     /// The geometric model for everything: content-blind.
+    #[default]
     Geometric,
 }
 
@@ -149,7 +150,7 @@ impl Default for PlannerOptions {
             spare_floor: true,
             compact_tier: true,
             mesh_error_px: 1.0,
-            error_model: LossModel::Measured,
+            error_model: LossModel::Geometric,
             certify: true,
         }
     }

@@ -701,7 +701,10 @@ fn measured_loss_gives_the_bytes_to_the_texture_whose_detail_shows() {
 #[test]
 fn a_loss_that_does_not_match_the_levels_falls_back_to_the_geometric_model() {
     let t = texture(1024, true);
-    let mut p = Planner::default();
+    let mut p = Planner::new(PlannerOptions {
+        error_model: LossModel::Measured,
+        ..Default::default()
+    });
     let bad = PlanTexture {
         loss: Some(PlanLoss {
             full: vec![0.0, 1.0],

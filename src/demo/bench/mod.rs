@@ -85,8 +85,8 @@ pub enum Strategy {
     /// mipstream's budget fit (with the error model of
     /// [`BenchOptions::error_model`]).
     Mipstream,
-    /// mipstream's budget fit judged by the geometric error model, beside
-    /// the measured one (`--error-model both`).
+    /// mipstream's budget fit judged by the geometric error model, beside a
+    /// `mipstream` judging by measured loss (`--error-model both`).
     MipstreamGeometric,
 }
 
@@ -203,7 +203,8 @@ pub struct BenchOptions {
     /// the reference pictures). Default: [`Strategy::default_set`].
     pub strategies: Vec<Strategy>,
     /// The error model the `mipstream` strategy plans with. Default:
-    /// measured (`mipstream_geometric` always uses the geometric one).
+    /// geometric, the planner's (`mipstream_geometric` always uses the
+    /// geometric one: beside a measured `mipstream`, the comparison).
     pub error_model: crate::plan::LossModel,
     /// Lockstep: after every frame, wait for the loads it asked for
     /// ([`Streamer::finish_loads`]), and start from
@@ -237,7 +238,7 @@ impl Default for BenchOptions {
             backends: None,
             trace: None,
             strategies: Strategy::default_set(),
-            error_model: crate::plan::LossModel::Measured,
+            error_model: crate::plan::LossModel::Geometric,
             lockstep: false,
         }
     }
