@@ -7,6 +7,10 @@ use crate::mesh::container::Vertex;
 use gltf::accessor::{DataType, Dimensions};
 use gltf::buffer::Data;
 
+/// Most elements an accessor without a buffer view (zeros, then its sparse
+/// values) may declare.
+const MAX_SPARSE_ONLY: usize = 1 << 24;
+
 /// The elements of `accessor` as `f32`s: floats as stored; normalized
 /// integers mapped by glTF's rule (`c / 255`, `max(c / 127, -1)`, ...);
 /// other integers as their values (a quantized position, scaled back by its
@@ -56,20 +60,32 @@ pub(super) fn read_f32<const N: usize>(
             .ok_or_else(|| format!("{name}: its view lies outside its buffer"))
     };
     let elem = size * N;
-    let mut out = vec![[0.0f32; N]; count];
-    if let Some(view) = accessor.view() {
-        let bytes = view_bytes(&view)?;
-        let stride = view.stride().unwrap_or(elem);
-        let start = accessor.offset();
-        let last = count
-            .checked_sub(1)
-            .map(|c| start + c * stride + elem)
-            .unwrap_or(0);
-        if stride < elem || last > bytes.len() {
-            return Err(format!(
-                "{name}: {count} elements of {elem} bytes every {stride} overrun its view"
-            ));
+    // every size checked before anything sized by the file is allocated
+    let base = match accessor.view() {
+        Some(view) => {
+            let bytes = view_bytes(&view)?;
+            let stride = view.stride().unwrap_or(elem);
+            let start = accessor.offset();
+            let last = count.checked_sub(1).map_or(Some(0), |c| {
+                c.checked_mul(stride)
+                    .and_then(|x| x.checked_add(start + elem))
+            });
+            if stride < elem || last.is_none_or(|l| l > bytes.len()) {
+                return Err(format!(
+                    "{name}: {count} elements of {elem} bytes every {stride} overrun its view"
+                ));
+            }
+            Some((bytes, stride, start))
         }
+        None if count > MAX_SPARSE_ONLY => {
+            return Err(format!(
+                "{name}: {count} elements with no data of their own (at most {MAX_SPARSE_ONLY})"
+            ))
+        }
+        None => None,
+    };
+    let mut out = vec![[0.0f32; N]; count];
+    if let Some((bytes, stride, start)) = base {
         for (i, v) in out.iter_mut().enumerate() {
             let at = start + i * stride;
             *v = element(&bytes[at..at + elem]);

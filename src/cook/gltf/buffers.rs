@@ -19,6 +19,9 @@ use std::path::Path;
 /// The extension's name.
 pub(super) const MESHOPT: &str = "EXT_meshopt_compression";
 
+/// Largest fallback buffer made (its length comes from the file).
+pub(super) const MAX_FALLBACK_BYTES: usize = 1 << 30;
+
 /// Loads every buffer of `document` and decodes its meshopt-compressed
 /// views. `base`: where relative URIs resolve (None refuses them).
 pub(super) fn load(
@@ -34,6 +37,13 @@ pub(super) fn load(
             .and_then(|f| f.as_bool())
             .unwrap_or(false);
         let data = if fallback {
+            if buffer.length() > MAX_FALLBACK_BYTES {
+                return Err(format!(
+                    "buffer {}: a fallback buffer of {} bytes (at most {MAX_FALLBACK_BYTES} are made)",
+                    buffer.index(),
+                    buffer.length()
+                ));
+            }
             Data(vec![0; buffer.length()])
         } else {
             Data::from_source_and_blob(buffer.source(), base, &mut blob)
@@ -57,9 +67,9 @@ pub(super) fn load(
         if !buffers[target].1 {
             continue; // the view's own data is there: read it as it is
         }
-        let decoded = decode_view(ext, &buffers)
-            .map_err(|e| format!("buffer view {}: {MESHOPT}: {e}", view.index()))?;
         let (start, len) = (view.offset(), view.length());
+        let decoded = decode_view(ext, &buffers, len)
+            .map_err(|e| format!("buffer view {}: {MESHOPT}: {e}", view.index()))?;
         let dest = buffers[target]
             .0
              .0
@@ -77,8 +87,13 @@ pub(super) fn load(
     Ok(buffers.into_iter().map(|(d, _)| d).collect())
 }
 
-/// The bytes one compressed view decodes to.
-fn decode_view(ext: &serde_json::Value, buffers: &[(Data, bool)]) -> Result<Vec<u8>, String> {
+/// The bytes one compressed view decodes to (at most `limit`: the view's
+/// own length, checked before anything is allocated).
+fn decode_view(
+    ext: &serde_json::Value,
+    buffers: &[(Data, bool)],
+    limit: usize,
+) -> Result<Vec<u8>, String> {
     let int = |key: &str| -> Result<usize, String> {
         ext.get(key)
             .and_then(|v| v.as_u64())
@@ -103,8 +118,10 @@ fn decode_view(ext: &serde_json::Value, buffers: &[(Data, bool)]) -> Result<Vec<
         .checked_add(length)
         .and_then(|end| source.get(offset..end))
         .ok_or_else(|| format!("{offset}..+{length} lies outside buffer {buffer}"))?;
-    if count.checked_mul(stride).is_none_or(|n| n > 1 << 31) {
-        return Err(format!("{count} elements of {stride} bytes: too large"));
+    if count.checked_mul(stride).is_none_or(|n| n > limit) {
+        return Err(format!(
+            "{count} elements of {stride} bytes do not fit its view of {limit} bytes"
+        ));
     }
     let err = |e: meshopt::Error| format!("{mode} data does not decode: {e:?}");
     match mode {
@@ -222,7 +239,7 @@ mod tests {
         let encoded = meshopt::encode_index_buffer(&indices, 10).unwrap();
         let data = vec![(Data(encoded.clone()), false)];
         let ext = serde_json::json!({"buffer": 0, "byteLength": encoded.len(), "byteStride": 4, "count": 9, "mode": "TRIANGLES"});
-        let bytes = decode_view(&ext, &data).unwrap();
+        let bytes = decode_view(&ext, &data, 36).unwrap();
         assert_eq!(bytemuck::cast_slice::<u8, u32>(&bytes), &indices[..]);
         // nonsense is an error, not a panic
         for bad in [
@@ -231,8 +248,10 @@ mod tests {
             serde_json::json!({"buffer": 0, "byteLength": encoded.len(), "byteStride": 6, "count": 9, "mode": "ATTRIBUTES"}),
             serde_json::json!({"buffer": 0, "byteLength": encoded.len(), "byteStride": 4, "count": 9, "mode": "FOO"}),
             serde_json::json!({"buffer": 0, "byteLength": encoded.len(), "byteStride": 4, "count": 4_000_000_000u64, "mode": "ATTRIBUTES"}),
+            // more than the view holds: refused before decoding
+            serde_json::json!({"buffer": 0, "byteLength": encoded.len(), "byteStride": 16, "count": 100_000, "mode": "ATTRIBUTES"}),
         ] {
-            assert!(decode_view(&bad, &data).is_err(), "{bad}");
+            assert!(decode_view(&bad, &data, 1 << 20).is_err(), "{bad}");
         }
     }
 }
