@@ -13,9 +13,10 @@
 //!
 //! which holds for every `λ ≥ 0` (weak duality) and whose best `λ` is the
 //! value of the problem's LP relaxation, the fractional optimum the greedy
-//! fit walks towards. [`lower_bound`] returns `max_λ min_R L_R(λ)`, searched
-//! over `λ`: below every plan that fits, so `plan error - bound` bounds how
-//! much error a better plan could still remove. Stickiness (the keep bonus,
+//! fit walks towards. [`lower_bound`] returns `min_R L_R(λ_R)`, each room
+//! at the best `λ_R` its search found: every term is below that room's
+//! optimum, so the minimum is below every plan that fits, and `plan error -
+//! bound` bounds how much error a better plan could still remove. Stickiness (the keep bonus,
 //! locked states) is not a constraint here: a plan that keeps what is
 //! resident for stability shows its price in the gap.
 
