@@ -316,6 +316,10 @@ impl Planner {
             self.mesh_wanted[slot] = wanted;
             let coarsest = mesh.coarsest();
             let (coverage, boost) = (need.coverage as f64, mesh.boost.max(0.0) as f64);
+            // in the textures' unit: under measured loss, a texture missing
+            // all its detail weighs the measured textures' mean tail error
+            // per pixel, not 1 (`detail_scale`; 1 under the geometric model)
+            let scale = boost * self.detail_scale;
             let r = resident.get(slot).copied();
             // as for textures: recent detail is kept while the views want it
             let locked = r.is_some_and(|r| {
@@ -343,7 +347,7 @@ impl Planner {
                 };
                 self.chains.push(Candidate {
                     bytes: mesh.bytes(lod),
-                    error: boost * wrong_pixels(coverage, mesh.error_of(lod) * need.k),
+                    error: scale * wrong_pixels(coverage, mesh.error_of(lod) * need.k),
                     grow,
                 });
             }
@@ -383,7 +387,9 @@ impl Planner {
                 0.0
             } else {
                 let boost = mesh.boost.max(0.0) as f64;
-                let e_now = boost * wrong_pixels(need.coverage as f64, mesh.error_of(now) * need.k);
+                let e_now = boost
+                    * self.detail_scale
+                    * wrong_pixels(need.coverage as f64, mesh.error_of(now) * need.k);
                 let e_to = self.chains[base + chosen_index].error;
                 let bytes = mesh.bytes(lod).saturating_sub(mesh.bytes(now)).max(1);
                 ((e_now - e_to).max(0.0) / bytes as f64) as f32
@@ -560,6 +566,55 @@ mod tests {
             plan.textures
         );
         assert!(plan.bytes <= tex_budget);
+    }
+
+    #[test]
+    fn under_measured_loss_a_mesh_is_weighed_in_the_measured_unit() {
+        // one measured texture far off (at its tail, nothing missing) and a
+        // mesh close by held at its coarsest LOD: the plan's error is the
+        // mesh's alone, which under measured loss is counted in the measured
+        // unit (the textures' mean tail error per wrong pixel), not left in
+        // pixels where a texture's squared error would always outweigh it
+        let tex = texture(1024, false);
+        let tail_error = 500.0;
+        let measured_tex = PlanTexture {
+            loss: Some(crate::plan::PlanLoss {
+                full: (0..tex.level_count)
+                    .map(|l| tail_error * l as f32 / tex.tail_level as f32)
+                    .collect(),
+                ..Default::default()
+            }),
+            ..tex.clone()
+        };
+        let error = |model: crate::plan::LossModel| {
+            let mut p = Planner::new(crate::plan::PlannerOptions {
+                spare_floor: false,
+                error_model: model,
+                ..Default::default()
+            });
+            p.set_texture(0, measured_tex.clone());
+            p.set_object(
+                0,
+                Vec3::new(30.0, 0.0, -30000.0),
+                Vec3::splat(1.0),
+                &[(0, 2.0)],
+            );
+            p.set_mesh(0, mesh());
+            p.set_object_meshes(1, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(0.5), &[(0, 1.0)]);
+            let base = tex.bytes(tex.tail_level, Tier::Full) + mesh().bytes(mesh().coarsest());
+            let plan = p.plan_with_meshes(&[camera(0.0)], base, &[], &[], 0);
+            assert_eq!(plan.meshes[0].target, mesh().coarsest());
+            assert_eq!(plan.textures[0].target, tex.tail_level);
+            plan.fit_error
+        };
+        let geometric = error(crate::plan::LossModel::Geometric);
+        let measured = error(crate::plan::LossModel::Measured);
+        assert!(geometric > 0.0);
+        let ratio = measured / geometric;
+        assert!(
+            (ratio - tail_error as f64).abs() < 1e-3 * tail_error as f64,
+            "{measured} / {geometric} = {ratio}"
+        );
     }
 
     #[test]
