@@ -362,8 +362,15 @@ impl Loader {
     }
 
     /// Blocks until at least one result arrives or `timeout` passes, then drains.
-    /// Returns at once when nothing is outstanding.
+    /// Returns at once when nothing is outstanding, and with what is already
+    /// in: results [`drain_meshes`](Self::drain_meshes) moved off the channel
+    /// count in [`outstanding`](Self::outstanding) until returned here (left
+    /// behind, a caller waiting for `outstanding() == 0` waited forever).
     pub fn wait(&mut self, timeout: Duration) -> Vec<LoadResult> {
+        self.collect();
+        if !self.level_inbox.is_empty() {
+            return std::mem::take(&mut self.level_inbox);
+        }
         let deadline = Instant::now() + timeout;
         loop {
             self.account(0);

@@ -57,6 +57,37 @@ fn results_come_back_highest_priority_first_with_staging_rows() {
 }
 
 #[test]
+fn a_result_collected_while_draining_meshes_still_comes_back_from_wait() {
+    // `drain_meshes` takes every finished result off the channel, texture
+    // results included (they wait in the loader); `wait` must hand those
+    // over, or a caller waiting until nothing is outstanding waits forever
+    // (this hung `settle_canonical` and `--lockstep` now and then)
+    let file = sponza();
+    let mut loader = Loader::new(1);
+    loader.submit(request(&file, 7, 6, 1.0));
+    // a 32x32 level: finished well within the second, and taken off the
+    // channel by the mesh drains
+    for _ in 0..50 {
+        assert!(loader.drain_meshes().is_empty());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(loader.outstanding(), 1);
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while got.is_empty() && Instant::now() < deadline {
+        got = loader.wait(Duration::from_millis(200));
+        assert!(
+            !got.is_empty() || loader.outstanding() == 1,
+            "the load vanished"
+        );
+    }
+    assert_eq!(got.len(), 1, "the load never came back");
+    assert_eq!(got[0].key, LoadKey::Other(7));
+    assert!(got[0].result.is_ok());
+    assert_eq!(loader.outstanding(), 0);
+}
+
+#[test]
 fn cancelled_requests_are_not_delivered() {
     let file = sponza();
     let mut loader = Loader::new(1);

@@ -209,6 +209,9 @@ impl<'a> Soak<'a> {
         let held = self.streamer.held_bytes();
         self.report.peak_resident_bytes = self.report.peak_resident_bytes.max(held);
         if held > self.budget {
+            if std::env::var_os("MIPSTREAM_SOAK_DEBUG").is_some() {
+                eprintln!("frame {frame}: over the budget\n{}", self.streamer.report());
+            }
             self.report.frames_over_budget += 1;
             if self.report.violation_messages.len() < 8 {
                 self.report.violation_messages.push(format!(

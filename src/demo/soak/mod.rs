@@ -163,6 +163,19 @@ pub enum SoakError {
     /// Registering the scene failed with faults off.
     #[error(transparent)]
     Streamer(#[from] StreamerError),
+    /// A settle of the recovery timed out: which step, which streamer, and
+    /// what was still not at its plan.
+    #[error("{step}: the {which} streamer {error}; not at its plan: {}", unsettled.join("; "))]
+    Settle {
+        /// The recovery step.
+        step: &'static str,
+        /// `soaked` or `fresh`.
+        which: &'static str,
+        /// The streamer's error.
+        error: StreamerError,
+        /// Textures and meshes not at their plan, and what is in flight.
+        unsettled: Vec<String>,
+    },
 }
 
 /// What a soak found. [`passed`](Self::passed) is the verdict.

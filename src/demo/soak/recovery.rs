@@ -56,6 +56,65 @@ impl Pairs {
     }
 }
 
+/// Textures and meshes not at their plan (or failed), and what is in
+/// flight: what kept a streamer from settling, in words.
+fn unsettled(streamer: &Streamer) -> Vec<String> {
+    let r = streamer.report();
+    let mut out: Vec<String> = r
+        .textures
+        .iter()
+        .filter(|t| t.resident != t.planned || matches!(t.state, ResidencyState::Failed { .. }))
+        .map(|t| {
+            format!(
+                "{}: resident {} planned {} wanted {} {:?} {:?} {:?}",
+                t.label, t.resident, t.planned, t.wanted, t.tier, t.state, t.below
+            )
+        })
+        .chain(
+            r.meshes
+                .iter()
+                .filter(|m| m.resident != m.planned)
+                .map(|m| {
+                    format!(
+                        "{}: LOD {} planned {} {:?} {:?}",
+                        m.label, m.resident, m.planned, m.state, m.below
+                    )
+                }),
+        )
+        .take(16)
+        .collect();
+    out.push(format!(
+        "loads outstanding {}, effective budget {}, held {}",
+        r.loads_outstanding,
+        r.effective_budget,
+        r.totals.accounted()
+    ));
+    out
+}
+
+/// `settle` (or `settle_canonical`) with the soak's 300 s limit; a timeout
+/// says which step and streamer, and what had not settled.
+fn settle(
+    streamer: &mut Streamer,
+    which: &'static str,
+    step: &'static str,
+    view: crate::plan::View,
+    canonical: bool,
+) -> Result<u32, SoakError> {
+    let limit = Duration::from_secs(300);
+    let done = if canonical {
+        streamer.settle_canonical(&[view], limit)
+    } else {
+        streamer.settle(&[view], limit)
+    };
+    done.map_err(|error| SoakError::Settle {
+        step,
+        which,
+        error,
+        unsettled: unsettled(streamer),
+    })
+}
+
 impl Soak<'_> {
     /// Stops the faults and brings the soaked streamer back; records in the
     /// report how long it took and what still differs. Returns the fresh
@@ -64,7 +123,13 @@ impl Soak<'_> {
         self.faults.stop();
         let view = self.camera.view(self.options.viewport);
         let (mut fresh, pairs) = self.fresh_twin(gpu)?;
-        fresh.settle(&[view], Duration::from_secs(300))?;
+        settle(
+            &mut fresh,
+            "fresh",
+            "settling at the last budget",
+            view,
+            false,
+        )?;
         // first at the last budget: every texture gets back to its planned
         // level with no failure left (which levels those are may differ from
         // the fresh streamer's where the budget is tight: the planner keeps
@@ -76,38 +141,7 @@ impl Soak<'_> {
         if !settled {
             // what kept it from settling, for the report (a flaky failure of
             // this step must say which texture and why)
-            let r = self.streamer.report();
-            self.report.unsettled = r
-                .textures
-                .iter()
-                .filter(|t| {
-                    t.resident != t.planned || matches!(t.state, ResidencyState::Failed { .. })
-                })
-                .map(|t| {
-                    format!(
-                        "{}: resident {} planned {} wanted {} {:?} {:?} {:?}",
-                        t.label, t.resident, t.planned, t.wanted, t.tier, t.state, t.below
-                    )
-                })
-                .chain(
-                    r.meshes
-                        .iter()
-                        .filter(|m| m.resident != m.planned)
-                        .map(|m| {
-                            format!(
-                                "{}: LOD {} planned {} {:?} {:?}",
-                                m.label, m.resident, m.planned, m.state, m.below
-                            )
-                        }),
-                )
-                .take(16)
-                .collect();
-            self.report.unsettled.push(format!(
-                "loads outstanding {}, effective budget {}, held {}",
-                r.loads_outstanding,
-                r.effective_budget,
-                r.totals.accounted()
-            ));
+            self.report.unsettled = unsettled(&self.streamer);
         }
         // then at a budget that binds: how far from a fresh streamer there
         if settled {
@@ -117,7 +151,13 @@ impl Soak<'_> {
         let roomy = self.full * 2 + (16 << 20);
         self.streamer.set_budget(Budget::Bytes(roomy));
         fresh.set_budget(Budget::Bytes(roomy));
-        fresh.settle(&[view], Duration::from_secs(300))?;
+        settle(
+            &mut fresh,
+            "fresh",
+            "settling with room for everything",
+            view,
+            false,
+        )?;
         if settled {
             self.report.recovered = self.run_until(&mut frame, |s| {
                 s.converged() && !s.has_failures() && pairs.differences(s, &fresh).is_empty()
@@ -149,7 +189,7 @@ impl Soak<'_> {
         let budget = fresh.wanted_bytes(&[view]) / 2;
         self.streamer.set_budget(Budget::Bytes(budget));
         fresh.set_budget(Budget::Bytes(budget));
-        fresh.settle(&[view], Duration::from_secs(300))?;
+        settle(fresh, "fresh", "settling at a binding budget", view, false)?;
         self.run_until(frame, |s| s.converged() && !s.has_failures());
         let held = |s: &Streamer| {
             let t = s.report().totals;
@@ -165,9 +205,9 @@ impl Soak<'_> {
         (c.textures_differing, c.max_level_difference) = pairs.level_gaps(&self.streamer, fresh);
         c.soaked_effective_bytes = self.streamer.effective_budget();
         c.fresh_effective_bytes = fresh.effective_budget();
-        self.streamer
-            .settle_canonical(&[view], Duration::from_secs(300))?;
-        fresh.settle_canonical(&[view], Duration::from_secs(300))?;
+        let step = "settle_canonical at a binding budget";
+        settle(&mut self.streamer, "soaked", step, view, true)?;
+        settle(fresh, "fresh", step, view, true)?;
         if c.soaked_effective_bytes == c.fresh_effective_bytes {
             c.canonical_differences = pairs.differences(&self.streamer, fresh);
             c.canonical_held_bytes = (held(&self.streamer), held(fresh));
