@@ -104,7 +104,12 @@ impl Streamer {
                 self.drop_mesh_detail(id, at_once);
                 Ok(true)
             }
-            Op::SwapMeshLod { id } => self.swap_mesh_lod(id).map(|()| true),
+            Op::SwapMeshLod { id, trim_pool } => {
+                if trim_pool {
+                    self.gpu.trim_pool(0);
+                }
+                self.swap_mesh_lod(id).map(|()| true)
+            }
         }
     }
 

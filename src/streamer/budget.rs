@@ -8,10 +8,15 @@
 //!   mesh LODs;
 //! - hard: what `update` keeps to, the effective budget, except in frames
 //!   where a fixed policy's rule holds more on purpose (Unity's floors);
-//! - planner's: the effective budget less the recycle pool and the larger of
-//!   the transient reserve and the headroom a blocked growth asked later
-//!   plans to leave (kept [`STICKY_FRAMES`] so plans do not flip back and
-//!   forth).
+//! - planner's: the effective budget less the larger of the transient
+//!   reserve and the headroom a blocked growth asked later plans to leave
+//!   (kept [`STICKY_FRAMES`] so plans do not flip back and forth). The
+//!   recycle pool is not taken off: it is a cache, dropped by any growth
+//!   that needs its bytes and trimmed whenever the books pass the budget.
+//!   Taken off, it made the plan's budget follow the pool's contents (a
+//!   shrink fills the pool, the next plan shrinks more, the pool empties,
+//!   the plan grows again): at rest at a binding budget the plan cycled
+//!   every three frames and never settled.
 
 use super::{Budget, OomEvent};
 use crate::gpu::memory::{self, DriverBudget};
@@ -97,14 +102,12 @@ impl BudgetState {
         }
     }
 
-    /// The planner's budget: the effective one less the pool, the transient
-    /// reserve or the headroom asked for, whichever is larger.
-    pub(super) fn for_planner(&self, tails: u64, pool: u64, transient_reserve: f32) -> u64 {
+    /// The planner's budget: the effective one less the transient reserve
+    /// or the headroom asked for, whichever is larger.
+    pub(super) fn for_planner(&self, tails: u64, transient_reserve: f32) -> u64 {
         let effective = self.effective(tails);
         let transient = (effective as f64 * transient_reserve.clamp(0.0, 0.9) as f64) as u64;
-        effective
-            .saturating_sub(transient.max(self.headroom))
-            .saturating_sub(pool)
+        effective.saturating_sub(transient.max(self.headroom))
     }
 
     /// Every 60 frames with [`Budget::Auto`]: the driver's budget asked again.
@@ -206,15 +209,15 @@ mod tests {
     }
 
     #[test]
-    fn the_planner_plans_within_the_budget_less_pool_and_reserve_or_headroom() {
+    fn the_planner_plans_within_the_budget_less_reserve_or_headroom() {
         let mut b = BudgetState::new(Budget::Bytes(1000), None, 10);
-        assert_eq!(b.for_planner(0, 100, 0.1), 800);
+        assert_eq!(b.for_planner(0, 0.1), 900);
         b.ask_headroom(250, 3);
-        assert_eq!(b.for_planner(0, 100, 0.1), 650);
+        assert_eq!(b.for_planner(0, 0.1), 750);
         b.tick(3 + STICKY_FRAMES + 1);
-        assert_eq!(b.for_planner(0, 100, 0.0), 900, "the headroom expired");
+        assert_eq!(b.for_planner(0, 0.0), 1000, "the headroom expired");
         b.ask_headroom(50, 0);
         b.set(Budget::Bytes(2000));
-        assert_eq!(b.for_planner(0, 0, 0.0), 2000, "a new budget starts over");
+        assert_eq!(b.for_planner(0, 0.0), 2000, "a new budget starts over");
     }
 }

@@ -494,14 +494,13 @@ impl Streamer {
         }
     }
 
-    /// Plans within the planner's budget: the effective one less the pool
-    /// and any headroom (the plan keeps room for its own growth inside it).
+    /// Plans within the planner's budget: the effective one less any
+    /// headroom (the plan keeps room for its own growth inside it; the
+    /// recycle pool gives way to it, see `budget.rs`).
     fn plan(&mut self) {
-        let budget = self.budget.for_planner(
-            self.tail_bytes(),
-            self.gpu.pool_bytes(),
-            self.options.transient_reserve,
-        );
+        let budget = self
+            .budget
+            .for_planner(self.tail_bytes(), self.options.transient_reserve);
         let resident = self.resident_states();
         let meshes = self.mesh_resident();
         let plan =

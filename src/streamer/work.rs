@@ -168,7 +168,7 @@ pub(crate) enum Op {
     /// Drop a mesh's detail: at once, or fading out if fades are on.
     DropMeshDetail { id: MeshId, at_once: bool },
     /// Swap in a mesh's arrived LOD.
-    SwapMeshLod { id: MeshId },
+    SwapMeshLod { id: MeshId, trim_pool: bool },
 }
 
 /// A texture or a mesh.
@@ -494,7 +494,19 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     // detail is released first unless a cross-fade keeps it
     let old = m.detail.map_or(0, |(_, b)| b);
     let kept = if ctx.cross_fade { old } else { 0 };
-    if ctx.books.accounted().saturating_sub(old) + kept + d.bytes + d.upload > ctx.hard_budget {
+    let fits = |books: &Books| {
+        books.accounted().saturating_sub(old) + kept + d.bytes + d.upload <= ctx.hard_budget
+    };
+    // the recycle pool gives way, as for textures
+    let trim_pool = !fits(&ctx.books);
+    if trim_pool {
+        let mut books = ctx.books.clone();
+        books.pool.trim(0);
+        if fits(&books) {
+            ctx.books = books;
+        }
+    }
+    if !fits(&ctx.books) {
         let mut step = Step::hold(asset, BelowReason::Budget);
         // the new buffers are in the plan; the staging and a kept old
         // detail are not. Detail finer than the views want is spare: it
@@ -513,7 +525,10 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     room.take(d.upload, 1);
     Some(Step::op(
         asset,
-        Op::SwapMeshLod { id: m.id },
+        Op::SwapMeshLod {
+            id: m.id,
+            trim_pool,
+        },
         Some((d.upload, 1)),
     ))
 }
