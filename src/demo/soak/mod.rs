@@ -172,7 +172,7 @@ pub enum SoakError {
         /// `soaked` or `fresh`.
         which: &'static str,
         /// The streamer's error.
-        error: StreamerError,
+        error: Box<StreamerError>,
         /// Textures and meshes not at their plan, and what is in flight.
         unsettled: Vec<String>,
     },

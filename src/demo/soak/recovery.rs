@@ -110,7 +110,7 @@ fn settle(
     done.map_err(|error| SoakError::Settle {
         step,
         which,
-        error,
+        error: Box::new(error),
         unsettled: unsettled(streamer),
     })
 }
