@@ -550,6 +550,53 @@ fn an_arrived_mesh_lod_swaps_in_when_it_fits_beside_everything() {
     );
 }
 
+#[test]
+fn a_mesh_lod_that_fits_only_without_the_pool_drops_the_pool_first() {
+    let arrived = PendingLod {
+        lod: 1,
+        bytes: 500,
+        upload: 480,
+    };
+    let m = MeshFacts {
+        pending: Some(arrived),
+        ..mesh(0, Some((2, 200)), 1, 1)
+    };
+    let pooled_books = || {
+        let mut b = Books {
+            meshes: 1000,
+            ..books(1 << 20)
+        };
+        b.pool.put(geometry(5).shape(0, Tier::Full), ());
+        b
+    };
+    let pooled = pooled_books().pool.bytes();
+    assert!(pooled > 0);
+    // 800 held once the old detail goes, 500 + 480 for the new LOD: fits
+    // only once the pool is dropped
+    let mut c = ctx(pooled_books(), 1780 + pooled - 1);
+    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(matches!(
+        steps[0].op,
+        Some(Op::SwapMeshLod {
+            trim_pool: true,
+            ..
+        })
+    ));
+    assert_eq!(c.books.pool.bytes(), 0);
+    assert_eq!(c.books.accounted(), 800 + 500 + 480);
+    // a pool the swap fits beside is kept
+    let mut c = ctx(pooled_books(), 1780 + pooled);
+    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(matches!(
+        steps[0].op,
+        Some(Op::SwapMeshLod {
+            trim_pool: false,
+            ..
+        })
+    ));
+    assert_eq!(c.books.pool.bytes(), pooled);
+}
+
 /// What one frame of the property test does.
 #[derive(Debug, Clone)]
 enum Event {
