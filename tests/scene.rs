@@ -458,3 +458,41 @@ fn settle_canonical_forgets_the_flight() {
         a.len()
     );
 }
+
+/// At rest at a budget that binds, a settled streamer holds still: further
+/// updates grow, shrink and upload nothing, at 20 views along the path and
+/// 18 budgets each. (The plan's budget once followed the recycle pool's
+/// contents, and a streamer at rest cycled: at view 7, half the way from the
+/// tails to what it wants, 17 textures shrunk and grew back every few
+/// frames.)
+#[test]
+fn at_rest_at_a_binding_budget_nothing_moves() {
+    let path = scene().path;
+    let mut rig = Rig::sized(StreamerOptions::default(), PATH_SIZE);
+    let tails = rig.streamer.report().tail_bytes;
+    let mut moved = Vec::new();
+    for (i, t) in (0..20).map(|k| k as f32 * path.duration / 20.0).enumerate() {
+        let view = path.view(t, PATH_SIZE);
+        let wanted = rig.streamer.wanted_bytes(&[view]);
+        for share in (2..20).map(|k| k as f64 * 0.05) {
+            let budget = tails + ((wanted - tails) as f64 * share) as u64;
+            rig.streamer.set_budget(Budget::Bytes(budget));
+            rig.streamer
+                .settle(&[view], Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("t {t}, share {share}: {e}"));
+            for f in 0..40 {
+                let s = rig.streamer.update(&[view]);
+                rig.streamer.finish_loads(Duration::from_secs(60)).unwrap();
+                rig.streamer.check_invariants().unwrap();
+                // what the settle left on its way may still land, once
+                if f >= 10 && (s.grown > 0 || s.shrunk > 0) {
+                    moved.push(format!(
+                        "view {i} share {share} frame {f}: grown {} shrunk {} uploaded {}",
+                        s.grown, s.shrunk, s.upload_bytes
+                    ));
+                }
+            }
+        }
+    }
+    assert!(moved.is_empty(), "{moved:#?}");
+}
