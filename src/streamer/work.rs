@@ -233,10 +233,15 @@ pub(crate) fn shrink_textures(
             // keeps showing the old tier meanwhile (growth elsewhere waits
             // for those bytes), unless the budget is exceeded: then shrink
             // in the current tier to what the plan pays for now
+            // (or to its tail, the most it can free, when even that holds
+            // more than the plan pays for)
             let planned = t.geometry.shape(p.target, p.tier).bytes();
-            (t.first..=t.tail)
-                .find(|&l| t.geometry.shape(l, t.tier).bytes() <= planned)
-                .filter(|&l| l > t.first)
+            Some(
+                (t.first..=t.tail)
+                    .find(|&l| t.geometry.shape(l, t.tier).bytes() <= planned)
+                    .unwrap_or(t.tail),
+            )
+            .filter(|&l| l > t.first)
         } else {
             None
         };

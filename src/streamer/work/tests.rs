@@ -436,6 +436,27 @@ fn a_tier_switch_over_budget_shrinks_in_its_tier_first() {
 }
 
 #[test]
+fn a_tier_switch_over_budget_to_a_plan_smaller_than_its_old_tail_shrinks_to_the_tail() {
+    // planned at the tail in the compact tier: a quarter of what the old
+    // tier's tail holds, so no level of the old tier is as small as the
+    // plan; over the budget it still frees all it can, down to its tail
+    let mut ts = vec![switching()];
+    ts[0].plan.target = 3;
+    let held_now = ts[0].bytes();
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        held_now / 2,
+    );
+    let planned = ts[0].g.shape(3, Tier::Compact).bytes();
+    assert!(ts[0].g.shape(3, Tier::Full).bytes() > planned);
+    frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!((ts[0].first, ts[0].tier), (3, Tier::Full));
+}
+
+#[test]
 fn growth_waits_out_an_out_of_memory_back_off() {
     let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
     let tail = ts[0].bytes();
