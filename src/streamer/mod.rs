@@ -541,6 +541,22 @@ impl Streamer {
                 _ => break,
             }
         }
+        // 1b. refused shrinks left the books over the budget: the others
+        // give up more than the plan asked, each refused one set aside
+        while !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
+            let steps = {
+                let facts = self.texture_facts();
+                work::shrink_further(&facts, &mut self.context(), &mut room.clone(), &failed)
+            };
+            let carried = self.carry_out(steps, &mut room, false);
+            work |= carried.work;
+            match carried.failed {
+                Some(Asset::Texture(id)) => {
+                    failed.insert(id);
+                }
+                _ => break,
+            }
+        }
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
         work |= self.carry_out(steps, &mut room, false).work;

@@ -270,6 +270,53 @@ pub(crate) fn shrink_textures(
     steps
 }
 
+/// Phase 1b, after refused shrinks left the books over the budget: the
+/// other textures give up more than the plan asked, down to their tails,
+/// those with the fewest pixels on screen per byte held first, until the
+/// books fit. (A refused shrink cannot free anything: its smaller copy is
+/// the allocation that failed.) The next plan, on the budget the
+/// out-of-memory event lowered, gives back what fits.
+pub(crate) fn shrink_further(
+    textures: &[TextureFacts<'_>],
+    ctx: &mut Context,
+    room: &mut UploadRoom,
+    refused: &BTreeSet<TextureId>,
+) -> Vec<Step> {
+    let mut order: Vec<&TextureFacts<'_>> = textures
+        .iter()
+        .filter(|t| !refused.contains(&t.id) && t.first < t.tail)
+        .collect();
+    let value =
+        |t: &TextureFacts<'_>| t.plan.coverage.max(0.0) as f64 / t.held_bytes().max(1) as f64;
+    order.sort_by(|a, b| value(a).total_cmp(&value(b)));
+    let mut steps = Vec::new();
+    for t in order {
+        if ctx.books.accounted() <= ctx.hard_budget {
+            break;
+        }
+        let kept: Vec<&LevelImage> = t
+            .shadow
+            .map_or(Vec::new(), |s| s.range(t.tail..).map(|(_, l)| l).collect());
+        let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
+        ctx.books.create(t.geometry.shape(t.tail, t.tier));
+        ctx.books.stage(reupload);
+        ctx.books.release(t.geometry.shape(t.first, t.tier));
+        let upload = t.shadow.map(|_| (reupload, kept.len() as u32));
+        if let Some((bytes, levels)) = upload {
+            room.take(bytes, levels);
+        }
+        steps.push(Step::op(
+            Asset::Texture(t.id),
+            Op::ShrinkTexture {
+                id: t.id,
+                to: t.tail,
+            },
+            upload,
+        ));
+    }
+    steps
+}
+
 /// Phase 2: meshes drop detail the plan or the budget no longer pays for.
 pub(crate) fn shrink_meshes(meshes: &[MeshFacts], ctx: &mut Context) -> Vec<Step> {
     let mut steps = Vec::new();

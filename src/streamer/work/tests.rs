@@ -457,6 +457,51 @@ fn a_tier_switch_over_budget_to_a_plan_smaller_than_its_old_tail_shrinks_to_the_
 }
 
 #[test]
+fn after_a_refused_shrink_the_others_give_up_more_until_the_books_fit() {
+    // after a budget cut the plan shrank three textures from level 0 to 1;
+    // the first one's shrink was refused and it holds level 0: the others
+    // give up more, fewest pixels on screen per byte first, until it fits
+    let mut ts: Vec<Tex> = (0..3).map(|i| Tex::new(i, 6, 4).planned(1, 0.0)).collect();
+    ts[0].first = 0;
+    ts[1].first = 1;
+    ts[2].first = 1;
+    ts[1].plan.coverage = 10.0;
+    ts[2].plan.coverage = 1000.0;
+    let g = ts[0].g;
+    let (level0, level1, tail) = (
+        g.shape(0, Tier::Full).bytes(),
+        g.shape(1, Tier::Full).bytes(),
+        g.shape(4, Tier::Full).bytes(),
+    );
+    // room for the refused one, one other at level 1 and one at its tail
+    let mut c = ctx(
+        Books {
+            textures: level0 + 2 * level1,
+            ..books(0)
+        },
+        level0 + level1 + tail,
+    );
+    let refused: BTreeSet<TextureId> = [ts[0].id].into();
+    let facts: Vec<TextureFacts<'_>> = ts.iter().map(Tex::facts).collect();
+    let steps = shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused);
+    assert_eq!(steps.len(), 1, "one was enough: {steps:?}");
+    assert!(
+        matches!(steps[0].op, Some(Op::ShrinkTexture { id, to: 4 }) if id == ts[1].id),
+        "the one with fewer pixels per byte, to its tail: {steps:?}"
+    );
+    assert_eq!(c.books.accounted(), level0 + level1 + tail);
+    // within the budget: nothing more is given up
+    let mut c = ctx(
+        Books {
+            textures: level0 + 2 * level1,
+            ..books(0)
+        },
+        level0 + 2 * level1,
+    );
+    assert!(shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused).is_empty());
+}
+
+#[test]
 fn growth_waits_out_an_out_of_memory_back_off() {
     let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
     let tail = ts[0].bytes();
