@@ -13,7 +13,9 @@
 //! object, with the look-ahead of moving cameras), the same visibility test
 //! (frustum, no occlusion), the same upload cap, and the streamer's own
 //! protection of the budget (a growth that would not fit beside everything
-//! held waits, and later plans leave it room). Knobs that only cost an
+//! held waits, and later plans leave it room), and for the budgeted rules
+//! the room in their plan for the largest growth they choose, which the
+//! budget fit keeps for itself ([`with_growth_room`]). Knobs that only cost an
 //! engine quality in this harness are left out and named where they apply.
 
 use super::density::OFFSCREEN_LOD_BIAS;
@@ -507,7 +509,7 @@ impl Planner {
                     lod: i.lod,
                 })
                 .collect();
-            match policy {
+            let rule = |budget: u64| match policy {
                 Policy::Budget => unreachable!("the budget fit plans elsewhere"),
                 Policy::UniformBias { bias } => uniform_bias(&assets, bias),
                 Policy::DistanceOnly { max_reduction } => distance_only(&assets, max_reduction),
@@ -515,9 +517,16 @@ impl Planner {
                     max_level_reduction,
                 } => unity_budget(&assets, budget, max_level_reduction),
                 Policy::UnrealPool { .. } => unreal_pool(&assets, budget),
+            };
+            match policy {
+                Policy::UnityBudget { .. } | Policy::UnrealPool { .. } => {
+                    with_growth_room(&assets, budget, rule)
+                }
+                _ => (rule(budget), 0),
             }
         };
-        self.write_rule_plan(&inputs, &out, budget);
+        self.write_rule_plan(&inputs, &out.0, budget);
+        self.plan.growth_room = out.1;
     }
 
     fn write_rule_plan(&mut self, inputs: &[Input], out: &RuleOutput, budget: u64) {
@@ -571,9 +580,78 @@ impl Planner {
     }
 }
 
+/// The most bytes growing into `out`'s targets needs beside what is held at
+/// once: a growing asset's new copy is built beside its old one.
+fn largest_growth(assets: &[RuleAsset<'_>], out: &RuleOutput) -> u64 {
+    assets
+        .iter()
+        .zip(&out.target)
+        .filter(|(a, &t)| t < a.resident && t < a.coarsest)
+        .map(|(a, &t)| a.bytes[t as usize])
+        .max()
+        .unwrap_or(0)
+}
+
+/// A budgeted rule with the advantage the budget fit gives itself: its plan
+/// keeps room for the largest growth it chooses, so the streamer can carry
+/// the plan out (a growth needs its new copy beside the old one). The rule
+/// runs on the budget less that room, again if its new plan grows larger
+/// (three times at most); returns the plan and the room it keeps. Rules
+/// without a budget run once.
+fn with_growth_room(
+    assets: &[RuleAsset<'_>],
+    budget: u64,
+    rule: impl Fn(u64) -> RuleOutput,
+) -> (RuleOutput, u64) {
+    let mut out = rule(budget);
+    let mut room = 0;
+    for _ in 0..3 {
+        let need = largest_growth(assets, &out);
+        if out.over_budget || out.bytes + need <= budget || need <= room {
+            break;
+        }
+        room = need;
+        out = rule(budget.saturating_sub(room));
+    }
+    (out, room)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budgeted_rule_keeps_room_for_the_largest_growth_it_chooses() {
+        // two textures at their tails, both wanting level 0; the budget
+        // holds both at level 1, but a growth needs its new copy beside
+        // everything held
+        let c = chain(4);
+        let assets = [tex(&c, 0, true, 4), tex(&c, 0, true, 4)];
+        let budget = 2 * c[1] + 30;
+        let plain = unreal_pool(&assets, budget);
+        let (kept, room) = with_growth_room(&assets, budget, |b| unreal_pool(&assets, b));
+        // the plain rule leaves no room for its own growth
+        assert_eq!(plain.target, [1, 1]);
+        assert!(plain.bytes + largest_growth(&assets, &plain) > budget);
+        // with room: its plan and its largest growth fit together
+        assert!(room > 0);
+        assert!(
+            kept.bytes + largest_growth(&assets, &kept) <= budget,
+            "{kept:?} room {room}"
+        );
+        assert!(
+            kept.target.iter().all(|&t| t < 4),
+            "still grows: {:?}",
+            kept.target
+        );
+        // and with room for everything, nothing changes
+        let roomy = 4 * c[0];
+        let (out, room) = with_growth_room(&assets, roomy, |b| unreal_pool(&assets, b));
+        assert_eq!(
+            (out.target.clone(), room),
+            (unreal_pool(&assets, roomy).target, 0)
+        );
+    }
 
     /// Bytes of a square texture of `2^top` texels with levels `l..=top`
     /// resident, 1 byte per texel (level `l` is `2^(top - l)` across).
