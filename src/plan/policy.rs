@@ -15,7 +15,7 @@
 //! protection of the budget (a growth that would not fit beside everything
 //! held waits, and later plans leave it room), and for the budgeted rules
 //! the room in their plan for the largest growth they choose, which the
-//! budget fit keeps for itself ([`with_growth_room`]). Knobs that only cost an
+//! budget fit keeps for itself (`with_growth_room`). Knobs that only cost an
 //! engine quality in this harness are left out and named where they apply.
 
 use super::density::OFFSCREEN_LOD_BIAS;
