@@ -8,6 +8,8 @@ use super::*;
 use crate::gpu::books::Pool;
 use proptest::prelude::*;
 
+mod meshes;
+
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
 /// A square RGBA8 texture of `2^top` texels (levels 0..=top).
@@ -519,148 +521,6 @@ fn growth_waits_out_an_out_of_memory_back_off() {
         held(&steps, ts[0].id),
         Some(BelowReason::OutOfMemoryBackoff)
     );
-}
-
-fn mesh(slot: u32, detail: Option<(u32, u64)>, target: u32, wanted: u32) -> MeshFacts {
-    MeshFacts {
-        id: crate::ids::test_id(slot),
-        plan: MeshPlan {
-            target,
-            wanted,
-            priority: 1.0,
-            ..Default::default()
-        },
-        coarsest: 3,
-        detail,
-        fading: 0,
-        pending: None,
-    }
-}
-
-#[test]
-fn meshes_drop_detail_when_planned_coarsest_and_at_once_over_budget() {
-    let mut c = ctx(
-        Books {
-            meshes: 1000,
-            ..books(0)
-        },
-        10_000,
-    );
-    // planned at the coarsest: the detail goes (fading if fades are on)
-    let steps = shrink_meshes(&[mesh(0, Some((1, 600)), 3, 3)], &mut c);
-    assert!(matches!(
-        steps[0].op,
-        Some(Op::DropMeshDetail { at_once: false, .. })
-    ));
-    assert_eq!(c.books.meshes, 400);
-    // planned coarser but not the coarsest: kept until the planned LOD arrives...
-    let mut c = ctx(
-        Books {
-            meshes: 1000,
-            ..books(0)
-        },
-        10_000,
-    );
-    assert!(shrink_meshes(&[mesh(0, Some((1, 600)), 2, 2)], &mut c).is_empty());
-    // ...unless the budget is exceeded
-    let mut c = ctx(
-        Books {
-            meshes: 1000,
-            ..books(0)
-        },
-        900,
-    );
-    let steps = shrink_meshes(&[mesh(0, Some((1, 600)), 2, 2)], &mut c);
-    assert!(matches!(
-        steps[0].op,
-        Some(Op::DropMeshDetail { at_once: true, .. })
-    ));
-}
-
-#[test]
-fn an_arrived_mesh_lod_swaps_in_when_it_fits_beside_everything() {
-    let arrived = PendingLod {
-        lod: 1,
-        bytes: 500,
-        upload: 480,
-    };
-    let m = MeshFacts {
-        pending: Some(arrived),
-        ..mesh(0, Some((2, 200)), 1, 1)
-    };
-    // held 1000 (200 of it the old detail, released first): 800 + 500 + 480
-    let mut c = ctx(
-        Books {
-            meshes: 1000,
-            ..books(0)
-        },
-        1780,
-    );
-    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert!(matches!(steps[0].op, Some(Op::SwapMeshLod { .. })));
-    assert_eq!(c.books.accounted(), 800 + 500 + 480);
-    // a cross-fade keeps the old detail: no longer fits
-    let mut c = ctx(
-        Books {
-            meshes: 1000,
-            ..books(0)
-        },
-        1780,
-    );
-    c.cross_fade = true;
-    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(steps[0].hold, Some(BelowReason::Budget));
-    assert_eq!(
-        steps[0].headroom, None,
-        "held bytes above the plan explain it"
-    );
-}
-
-#[test]
-fn a_mesh_lod_that_fits_only_without_the_pool_drops_the_pool_first() {
-    let arrived = PendingLod {
-        lod: 1,
-        bytes: 500,
-        upload: 480,
-    };
-    let m = MeshFacts {
-        pending: Some(arrived),
-        ..mesh(0, Some((2, 200)), 1, 1)
-    };
-    let pooled_books = || {
-        let mut b = Books {
-            meshes: 1000,
-            ..books(1 << 20)
-        };
-        b.pool.put(geometry(5).shape(0, Tier::Full), ());
-        b
-    };
-    let pooled = pooled_books().pool.bytes();
-    assert!(pooled > 0);
-    // 800 held once the old detail goes, 500 + 480 for the new LOD: fits
-    // only once the pool is dropped
-    let mut c = ctx(pooled_books(), 1780 + pooled - 1);
-    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert!(matches!(
-        steps[0].op,
-        Some(Op::SwapMeshLod {
-            trim_pool: true,
-            ..
-        })
-    ));
-    assert_eq!(c.books.pool.bytes(), 0);
-    assert_eq!(c.books.accounted(), 800 + 500 + 480);
-    // a pool the swap fits beside is kept
-    let mut c = ctx(pooled_books(), 1780 + pooled);
-    let steps = grow(&[], &[m], &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert!(matches!(
-        steps[0].op,
-        Some(Op::SwapMeshLod {
-            trim_pool: false,
-            ..
-        })
-    ));
-    assert_eq!(c.books.pool.bytes(), pooled);
 }
 
 /// What one frame of the property test does.
