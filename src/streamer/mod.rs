@@ -527,35 +527,11 @@ impl Streamer {
         // 1. textures shrink; one whose allocation fails is left as it is
         // and the rest decided again on the books as they now stand
         let mut failed = BTreeSet::new();
-        loop {
-            let steps = {
-                let facts = self.texture_facts();
-                work::shrink_textures(&facts, &mut self.context(), &mut room.clone(), &failed)
-            };
-            let carried = self.carry_out(steps, &mut room, false);
-            work |= carried.work;
-            match carried.failed {
-                Some(Asset::Texture(id)) => {
-                    failed.insert(id);
-                }
-                _ => break,
-            }
-        }
+        work |= self.shrink_textures_with(&mut room, &mut failed, work::shrink_textures);
         // 1b. refused shrinks left the books over the budget: the others
         // give up more than the plan asked, each refused one set aside
-        while !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
-            let steps = {
-                let facts = self.texture_facts();
-                work::shrink_further(&facts, &mut self.context(), &mut room.clone(), &failed)
-            };
-            let carried = self.carry_out(steps, &mut room, false);
-            work |= carried.work;
-            match carried.failed {
-                Some(Asset::Texture(id)) => {
-                    failed.insert(id);
-                }
-                _ => break,
-            }
+        if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
+            work |= self.shrink_textures_with(&mut room, &mut failed, work::shrink_further);
         }
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
@@ -571,6 +547,38 @@ impl Streamer {
         work |= self.carry_out(steps, &mut room, true).work;
         if work || self.gpu.has_unsubmitted() {
             self.gpu.submit();
+        }
+    }
+
+    /// Carries out the shrinks `decide` picks until none fails: a texture
+    /// whose allocation is refused joins `failed` and the rest are decided
+    /// again on the books as they now stand. Returns whether any GPU work
+    /// was recorded.
+    fn shrink_textures_with(
+        &mut self,
+        room: &mut UploadRoom,
+        failed: &mut BTreeSet<TextureId>,
+        decide: impl Fn(
+            &[work::TextureFacts<'_>],
+            &mut work::Context,
+            &mut UploadRoom,
+            &BTreeSet<TextureId>,
+        ) -> Vec<work::Step>,
+    ) -> bool {
+        let mut work = false;
+        loop {
+            let steps = {
+                let facts = self.texture_facts();
+                decide(&facts, &mut self.context(), &mut room.clone(), failed)
+            };
+            let carried = self.carry_out(steps, room, false);
+            work |= carried.work;
+            match carried.failed {
+                Some(Asset::Texture(id)) => {
+                    failed.insert(id);
+                }
+                _ => return work,
+            }
         }
     }
 
