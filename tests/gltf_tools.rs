@@ -384,25 +384,33 @@ fn texture_transforms_and_coordinate_sets_are_baked_into_the_cooked_coordinates(
 #[test]
 fn skins_morphs_and_draco_say_what_was_not_kept() {
     let dir = common::output_dir().join("gltf-tools");
+    let cook_as = |name: &str, gltf: &str| {
+        cook(
+            &write(&format!("{name}.gltf"), gltf),
+            &dir.join(name),
+            &fast(),
+        )
+    };
+    let warned = |cooked: &CookedGltf, a: &str, b: &str| {
+        assert!(
+            cooked
+                .warnings
+                .iter()
+                .any(|w| w.contains(a) && w.contains(b)),
+            "{:?}",
+            cooked.warnings
+        )
+    };
     // a skinned quad: cooked in its bind pose, and said so
     let skinned = quad_with(
         r#"{"index":0}"#,
         "",
         r#""nodes":[{"mesh":0,"skin":0},{"name":"joint"}],"skins":[{"joints":[1]}],"scenes":[{"nodes":[0,1]}],"scene":0"#,
     );
-    let cooked = cook(
-        &write("skinned.gltf", &skinned),
-        &dir.join("skinned"),
-        &fast(),
-    )
-    .unwrap();
-    assert!(
-        cooked
-            .warnings
-            .iter()
-            .any(|w| w.contains("skinned") && w.contains("bind pose")),
-        "{:?}",
-        cooked.warnings
+    warned(
+        &cook_as("skinned", &skinned).unwrap(),
+        "skinned",
+        "bind pose",
     );
     // Draco required: refused by name
     let draco_required = quad_with(
@@ -410,13 +418,9 @@ fn skins_morphs_and_draco_say_what_was_not_kept() {
         "",
         r#""nodes":[{"mesh":0}],"scenes":[{"nodes":[0]}],"scene":0,"extensionsUsed":["KHR_draco_mesh_compression"],"extensionsRequired":["KHR_draco_mesh_compression"]"#,
     );
-    let e = cook(
-        &write("draco-required.gltf", &draco_required),
-        &dir.join("draco-required"),
-        &fast(),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = cook_as("draco-required", &draco_required)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("KHR_draco_mesh_compression") && e.contains("does not support"),
         "{e}"
@@ -427,19 +431,10 @@ fn skins_morphs_and_draco_say_what_was_not_kept() {
             r#""indices":3,"material":0"#,
             r#""indices":3,"material":0,"extensions":{"KHR_draco_mesh_compression":{"bufferView":0,"attributes":{"POSITION":0}}}"#,
         );
-    let cooked = cook(
-        &write("draco-fallback.gltf", &draco_used),
-        &dir.join("draco-fallback"),
-        &fast(),
-    )
-    .unwrap();
-    assert!(
-        cooked
-            .warnings
-            .iter()
-            .any(|w| w.contains("KHR_draco_mesh_compression") && w.contains("fallback")),
-        "{:?}",
-        cooked.warnings
+    warned(
+        &cook_as("draco-fallback", &draco_used).unwrap(),
+        "KHR_draco_mesh_compression",
+        "fallback",
     );
 }
 
