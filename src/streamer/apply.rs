@@ -5,12 +5,13 @@
 //! is recorded as an out-of-memory event; what to do with the steps after it
 //! is the caller's (see [`Streamer::carry_out`]).
 
-use super::work::{Asset, Op, Step, UploadRoom};
+use super::work::{self, Asset, Op, Step, UploadRoom};
 use super::{BelowReason, Streamer, TextureId};
 use crate::gpu::{AllocError, GpuTexture};
 use crate::ids::MeshId;
 use crate::kinds::Tier;
 use crate::transcode::LevelImage;
+use std::collections::BTreeSet;
 
 /// What a run of steps did.
 #[derive(Debug, Default)]
@@ -22,6 +23,38 @@ pub(super) struct Carried {
 }
 
 impl Streamer {
+    /// Carries out the shrinks `decide` picks until none fails: a texture
+    /// whose allocation is refused joins `failed` and the rest are decided
+    /// again on the books as they now stand. Returns whether any GPU work
+    /// was recorded.
+    pub(super) fn shrink_textures_with(
+        &mut self,
+        room: &mut UploadRoom,
+        failed: &mut BTreeSet<TextureId>,
+        decide: impl Fn(
+            &[work::TextureFacts<'_>],
+            &mut work::Context,
+            &mut UploadRoom,
+            &BTreeSet<TextureId>,
+        ) -> Vec<work::Step>,
+    ) -> bool {
+        let mut work = false;
+        loop {
+            let steps = {
+                let facts = self.texture_facts();
+                decide(&facts, &mut self.context(), &mut room.clone(), failed)
+            };
+            let carried = self.carry_out(steps, room, false);
+            work |= carried.work;
+            match carried.failed {
+                Some(Asset::Texture(id)) => {
+                    failed.insert(id);
+                }
+                _ => return work,
+            }
+        }
+    }
+
     /// Carries out `steps` in order. After a failed allocation, the rest is
     /// left undone, or, with `pause_after_failure` (growth), held back as an
     /// out-of-memory back-off, as growth pauses.

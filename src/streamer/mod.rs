@@ -127,7 +127,7 @@ use load_state::LoadState;
 use objects::ObjectEntry;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-use work::{Asset, Context, UploadRoom};
+use work::{Context, UploadRoom};
 
 /// Why a streamer call failed.
 #[derive(Debug, thiserror::Error)]
@@ -547,38 +547,6 @@ impl Streamer {
         work |= self.carry_out(steps, &mut room, true).work;
         if work || self.gpu.has_unsubmitted() {
             self.gpu.submit();
-        }
-    }
-
-    /// Carries out the shrinks `decide` picks until none fails: a texture
-    /// whose allocation is refused joins `failed` and the rest are decided
-    /// again on the books as they now stand. Returns whether any GPU work
-    /// was recorded.
-    fn shrink_textures_with(
-        &mut self,
-        room: &mut UploadRoom,
-        failed: &mut BTreeSet<TextureId>,
-        decide: impl Fn(
-            &[work::TextureFacts<'_>],
-            &mut work::Context,
-            &mut UploadRoom,
-            &BTreeSet<TextureId>,
-        ) -> Vec<work::Step>,
-    ) -> bool {
-        let mut work = false;
-        loop {
-            let steps = {
-                let facts = self.texture_facts();
-                decide(&facts, &mut self.context(), &mut room.clone(), failed)
-            };
-            let carried = self.carry_out(steps, room, false);
-            work |= carried.work;
-            match carried.failed {
-                Some(Asset::Texture(id)) => {
-                    failed.insert(id);
-                }
-                _ => return work,
-            }
         }
     }
 
