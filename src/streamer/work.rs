@@ -488,7 +488,16 @@ fn build(
     let asset = Asset::Texture(t.id);
     let shape = t.geometry.shape(first, tier);
     let upload: u64 = levels.iter().map(|l| t.pending[l].data.len() as u64).sum();
-    let fits = |books: &Books| books.accounted() + shape.bytes() + upload <= ctx.hard_budget;
+    // without GPU copies the kept levels are staged again beside the new ones
+    let kept: (u64, u32) = match (t.shadow, keep_old) {
+        (Some(s), true) => (
+            s.values().map(|l| l.data.len() as u64).sum(),
+            s.len() as u32,
+        ),
+        _ => (0, 0),
+    };
+    let fits =
+        |books: &Books| books.accounted() + shape.bytes() + upload + kept.0 <= ctx.hard_budget;
     let mut books = ctx.books.clone();
     let trim_pool = !fits(&books);
     if trim_pool {
@@ -500,18 +509,11 @@ fn build(
         // a prefetch that does not fit waits; only what the views need
         // makes later plans leave room
         if !t.plan.prefetch {
-            step.headroom = headroom(ctx, &books, t.held_bytes() + upload);
+            step.headroom = headroom(ctx, &books, t.held_bytes() + upload + kept.0);
         }
         ctx.books = books;
         return step;
     }
-    let kept: (u64, u32) = match (t.shadow, keep_old) {
-        (Some(s), true) => (
-            s.values().map(|l| l.data.len() as u64).sum(),
-            s.len() as u32,
-        ),
-        _ => (0, 0),
-    };
     books.create(shape);
     books.stage(upload + kept.0);
     books.release(t.geometry.shape(t.first, t.tier));

@@ -504,6 +504,34 @@ fn after_a_refused_shrink_the_others_give_up_more_until_the_books_fit() {
 }
 
 #[test]
+fn without_gpu_copies_a_growth_counts_the_kept_levels_it_stages_again() {
+    let t = Tex::new(0, 6, 3).planned(2, 1.0).arrived([2]);
+    // the CPU copies of the resident levels 3.. (GL): uploaded again with
+    // the new level
+    let shadow: BTreeMap<u32, LevelImage> = (3..=6).map(|l| (l, level(&t.g, l))).collect();
+    let kept: u64 = shadow.values().map(|l| l.data.len() as u64).sum();
+    let need = t.g.shape(2, Tier::Full).bytes() + level(&t.g, 2).data.len() as u64;
+    let now = t.bytes();
+    let facts = [TextureFacts {
+        shadow: Some(&shadow),
+        ..t.facts()
+    }];
+    let books_now = || Books {
+        textures: now,
+        ..books(0)
+    };
+    // room for the new copy and its level but not for the kept ones again
+    let mut c = ctx(books_now(), now + need + kept - 1);
+    let steps = grow(&facts, &[], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(held(&steps, t.id), Some(BelowReason::Budget));
+    // with room for them too it grows, and stays within the budget
+    let mut c = ctx(books_now(), now + need + kept);
+    let steps = grow(&facts, &[], &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert!(built(&steps, t.id));
+    assert!(c.books.accounted() <= c.hard_budget);
+}
+
+#[test]
 fn growth_waits_out_an_out_of_memory_back_off() {
     let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
     let tail = ts[0].bytes();
