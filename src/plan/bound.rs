@@ -41,6 +41,10 @@ pub struct Bound {
     acc: Vec<f64>,
     /// Per room: the best bound found for it so far.
     best: Vec<f64>,
+    /// Summed (bytes, error) of the chains with one state and no growth (a
+    /// texture its views want no finer than its tail: most of them in a
+    /// large scene), which add the same to every pass.
+    fixed: (f64, f64),
 }
 
 impl Bound {
@@ -61,9 +65,17 @@ impl Bound {
         self.growing_at.clear();
         self.zero_at.push(0);
         self.growing_at.push(0);
+        self.fixed = (0.0, 0.0);
         let mut points: Vec<(f64, f64)> = Vec::new();
         for t in 0..offsets.len().saturating_sub(1) {
             let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+            if let [c] = chain {
+                if c.grow == 0 {
+                    self.fixed.0 += c.bytes as f64;
+                    self.fixed.1 += c.error;
+                    continue;
+                }
+            }
             points.clear();
             let start = self.growing.len();
             for c in chain {
@@ -98,7 +110,7 @@ impl Bound {
     fn pass(&mut self, budget: u64, lambda: f64, only: Option<usize>) -> f64 {
         self.acc.clear();
         self.acc.resize(self.rooms.len(), 0.0);
-        let mut base = 0.0;
+        let mut base = self.fixed.1 + lambda * self.fixed.0;
         for t in 0..self.zero_at.len() - 1 {
             let hull = &self.zero[self.zero_at[t] as usize..self.zero_at[t + 1] as usize];
             let mut best = hull

@@ -123,6 +123,11 @@ impl<'a> ErrorModel<'a> {
     /// The fraction of the needed texels that `level` holds for the typical
     /// and the finest pixel, before clamping to 1: `2^(lod - level)`.
     fn texel_ratios(&self, level: u32) -> (f64, f64) {
+        if self.weight <= 0.0 {
+            // unused: the error is the tie-break alone (and most textures
+            // of a large scene show on nothing near enough to count)
+            return (0.0, 0.0);
+        }
         let l = level as f64;
         (
             density::exp2(self.typical - l),

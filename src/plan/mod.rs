@@ -4,7 +4,9 @@
 //! them and the views into a [`Plan`]: for every texture, the mip level it
 //! wants (from screen-space texel density, see [`density`]), and the level and
 //! tier it gets within the byte budget (see [`fit`]). The streamer then loads,
-//! uploads and evicts to move residency towards the plan.
+//! uploads and evicts to move residency towards the plan. An object seen too
+//! coarse to need anything above its textures' tails counts for nothing, and
+//! clusters of such objects cost nothing (see `clusters.rs`).
 //!
 //! Stability, so textures do not thrash when the camera jitters:
 //! - the wanted level moves only when the continuous lod leaves the current
@@ -30,6 +32,7 @@
 
 pub mod bound;
 mod chains;
+mod clusters;
 mod coverage;
 pub mod density;
 pub mod fit;
@@ -42,7 +45,7 @@ use crate::kinds::Tier;
 #[cfg(test)]
 use chains::Need;
 use chains::State;
-use density::{Binding, Bounds, ObjectTerms, TextureNeedSum, ViewTerms};
+use density::{Binding, ObjectTerms, TextureNeedSum};
 use fit::{Candidate, Fitter, Stickiness};
 use glam::Vec3;
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
@@ -367,11 +370,12 @@ impl Plan {
     }
 }
 
+/// Where an object's bindings are in `Planner::bindings`.
 #[derive(Debug, Clone, Copy)]
-struct ObjectSlot {
-    start: u32,
-    len: u32,
-    alive: bool,
+pub(crate) struct ObjectSlot {
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+    pub(crate) alive: bool,
 }
 
 /// Plans residency; owns the CPU-side description of textures and objects.
@@ -390,12 +394,16 @@ pub struct Planner {
     pool: Vec<u64>,
     pool_garbage: usize,
     objects: Vec<ObjectSlot>,
-    bounds: Bounds,
+    layout: clusters::Layout,
     bindings: Vec<Binding>,
     garbage: usize,
     wanted: Vec<u32>,
     // scratch
     object_terms: ObjectTerms,
+    /// By sum index: each texture's tail level (`-inf`: the sink, none),
+    /// and the lod from which a binding needs nothing of it.
+    tails: Vec<f32>,
+    cutoff: Vec<f32>,
     sums: Vec<TextureNeedSum>,
     chains: Vec<Candidate>,
     states: Vec<State>,
@@ -496,6 +504,9 @@ impl Planner {
             .level_count
             .max(texture.resident_bytes[0].len() as u32);
         let old = self.textures[slot].take();
+        if old.is_some() {
+            self.layout.textures_changed();
+        }
         if let Some(e) = old.filter(|e| e.size != texture.size) {
             // bindings hold log2(size): move them to the new size
             let shift = (texture.size.max(1) as f32).log2() - (e.size.max(1) as f32).log2();
@@ -580,7 +591,6 @@ impl Planner {
                 alive: false,
             };
             self.objects.resize(slot + 1, empty);
-            self.bounds.resize(slot + 1);
         }
         let bindings = textures.iter().filter_map(|&(t, world_per_uv)| {
             let size = self.textures.get(t)?.as_ref()?.size.max(1);
@@ -611,7 +621,8 @@ impl Planner {
         let o = &mut self.objects[slot];
         o.len = bindings.len() as u32;
         o.alive = true;
-        self.bounds.set(slot, center, half);
+        self.layout.set(slot, center, half);
+        self.layout.bindings_changed(slot);
         if self.garbage > 1024 && self.garbage > self.bindings.len() / 2 {
             self.compact_bindings();
         }
@@ -620,7 +631,7 @@ impl Planner {
     /// Moves the object in `slot`.
     pub fn move_object(&mut self, slot: usize, center: Vec3, half: Vec3) {
         if self.objects.get(slot).is_some_and(|o| o.alive) {
-            self.bounds.set(slot, center, half);
+            self.layout.set(slot, center, half);
         }
         self.move_mesh_object(slot, center, half);
     }
@@ -629,6 +640,7 @@ impl Planner {
     pub fn remove_object(&mut self, slot: usize) {
         self.remove_mesh_object(slot);
         if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
+            self.layout.removed(slot);
             o.alive = false;
             self.garbage += o.len as usize;
             let range = o.start as usize..(o.start + o.len) as usize;
@@ -636,9 +648,16 @@ impl Planner {
         }
     }
 
+    /// Packs the live objects' bindings in layout order (the per-object
+    /// pass reads them in that order).
     fn compact_bindings(&mut self) {
         let mut packed = Vec::with_capacity(self.bindings.len() - self.garbage);
-        for o in self.objects.iter_mut().filter(|o| o.alive) {
+        let objects = self.layout.slot.iter().map(|&s| s as usize);
+        for slot in objects {
+            let o = &mut self.objects[slot];
+            if !o.alive {
+                continue;
+            }
             let start = o.start as usize;
             o.start = packed.len() as u32;
             packed.extend_from_slice(&self.bindings[start..start + o.len as usize]);
@@ -739,18 +758,6 @@ impl Planner {
     /// The last plan.
     pub fn last_plan(&self) -> &Plan {
         &self.plan
-    }
-
-    fn densities(&mut self, views: &[View]) {
-        let n = self.textures.len();
-        self.sums.clear();
-        self.sums.resize(n + 1, TextureNeedSum::default());
-        let terms: Vec<ViewTerms> = views
-            .iter()
-            .map(|v| ViewTerms::new(v, self.options.look_ahead_s))
-            .collect();
-        self.object_terms.compute(&terms, &self.bounds);
-        self.object_terms.scatter(&self.bindings, &mut self.sums);
     }
 }
 
