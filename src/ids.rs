@@ -171,15 +171,6 @@ impl<T> Slots<T> {
         })
     }
 
-    /// Every live entry, mutably, with its id.
-    pub(crate) fn iter_mut<I: SlotId>(&mut self) -> impl Iterator<Item = (I, &mut T)> {
-        let owner = self.owner;
-        self.slots.iter_mut().enumerate().filter_map(move |(i, s)| {
-            let generation = s.generation;
-            Some((I::new(owner, i as u32, generation), s.value.as_mut()?))
-        })
-    }
-
     /// The id of the live entry in slot `index`, if any.
     pub(crate) fn id_at<I: SlotId>(&self, index: usize) -> Option<I> {
         let s = self.slots.get(index)?;

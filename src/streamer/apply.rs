@@ -31,6 +31,7 @@ impl Streamer {
         &mut self,
         room: &mut UploadRoom,
         failed: &mut BTreeSet<TextureId>,
+        all: bool,
         decide: impl Fn(
             &[work::TextureFacts<'_>],
             &mut work::Context,
@@ -41,7 +42,7 @@ impl Streamer {
         let mut work = false;
         loop {
             let steps = {
-                let facts = self.texture_facts();
+                let facts = self.texture_facts(all);
                 decide(&facts, &mut self.context(), &mut room.clone(), failed)
             };
             let carried = self.carry_out(steps, room, false);
@@ -96,7 +97,26 @@ impl Streamer {
         carried
     }
 
+    /// Clears the reasons last frame's work held assets back for.
+    pub(super) fn release_holds(&mut self) {
+        for asset in std::mem::take(&mut self.held) {
+            match asset {
+                Asset::Texture(id) => {
+                    if let Some(e) = self.textures.get_mut(id) {
+                        e.load.held_back = None;
+                    }
+                }
+                Asset::Mesh(id) => {
+                    if let Some(e) = self.meshes.get_mut(id) {
+                        e.load.held_back = None;
+                    }
+                }
+            }
+        }
+    }
+
     fn hold(&mut self, asset: Asset, reason: BelowReason) {
+        self.held.push(asset);
         match asset {
             Asset::Texture(id) => {
                 if let Some(e) = self.textures.get_mut(id) {

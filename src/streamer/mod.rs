@@ -197,6 +197,12 @@ pub struct Streamer {
     loader: Loader,
     budget: BudgetState,
     textures: Slots<textures::TextureEntry>,
+    /// Bytes of every registered texture's tail (kept as textures come and
+    /// go: summed over 10,000 textures several times a frame it cost a
+    /// third of `update`'s own time).
+    texture_tails: u64,
+    /// What last frame's work held back (its `held_back` reason to clear).
+    held: Vec<work::Asset>,
     meshes: Slots<meshes::MeshEntry>,
     objects: Slots<ObjectEntry>,
     frame: u64,
@@ -259,6 +265,8 @@ impl Streamer {
             ),
             options,
             textures: Slots::owned_by(owner),
+            texture_tails: 0,
+            held: Vec::new(),
             meshes: Slots::owned_by(owner),
             objects: Slots::owned_by(owner),
             frame: 0,
@@ -454,7 +462,9 @@ impl Streamer {
         self.begin_frame(views);
         self.drain();
         self.end_fades();
+        let plan_start = Instant::now();
         self.plan();
+        self.stats.plan_time = plan_start.elapsed();
         self.request_loads();
         self.request_mesh_loads();
         self.work();
@@ -513,12 +523,7 @@ impl Streamer {
     /// The frame's GPU work: decided on a copy of the books (`work.rs`),
     /// carried out on the store (`apply.rs`), phase by phase.
     fn work(&mut self) {
-        for (_, e) in self.textures.iter_mut::<TextureId>() {
-            e.load.held_back = None;
-        }
-        for (_, e) in self.meshes.iter_mut::<MeshId>() {
-            e.load.held_back = None;
-        }
+        self.release_holds();
         let mut room = UploadRoom::new(
             self.options.upload_bytes_per_frame,
             self.options.uploads_per_frame,
@@ -527,11 +532,11 @@ impl Streamer {
         // 1. textures shrink; one whose allocation fails is left as it is
         // and the rest decided again on the books as they now stand
         let mut failed = BTreeSet::new();
-        work |= self.shrink_textures_with(&mut room, &mut failed, work::shrink_textures);
+        work |= self.shrink_textures_with(&mut room, &mut failed, false, work::shrink_textures);
         // 1b. refused shrinks left the books over the budget: the others
         // give up more than the plan asked, each refused one set aside
         if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
-            work |= self.shrink_textures_with(&mut room, &mut failed, work::shrink_further);
+            work |= self.shrink_textures_with(&mut room, &mut failed, true, work::shrink_further);
         }
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
@@ -541,7 +546,7 @@ impl Streamer {
         self.keep_pool_within_budget();
         // 3. growth; after a failed allocation the rest waits
         let steps = {
-            let (textures, meshes) = (self.texture_facts(), self.mesh_facts());
+            let (textures, meshes) = (self.texture_facts(false), self.mesh_facts());
             work::grow(&textures, &meshes, &mut self.context(), &mut room.clone())
         };
         work |= self.carry_out(steps, &mut room, true).work;
@@ -573,11 +578,14 @@ impl Streamer {
         }
     }
 
-    fn texture_facts(&self) -> Vec<work::TextureFacts<'_>> {
-        self.textures
-            .iter::<TextureId>()
-            .map(|(id, e)| e.facts(id, self.texture_plan(id)))
-            .collect()
+    /// The facts of the textures whose plan differs from what they hold
+    /// (the others neither shrink nor grow), or with `all`, of every one.
+    fn texture_facts(&self, all: bool) -> Vec<work::TextureFacts<'_>> {
+        let facts = self.textures.iter::<TextureId>().filter_map(|(id, e)| {
+            let p = self.texture_plan(id);
+            (all || p.tier != e.tier || p.target != e.resident.first_level).then(|| e.facts(id, p))
+        });
+        facts.collect()
     }
 
     fn mesh_facts(&self) -> Vec<work::MeshFacts> {

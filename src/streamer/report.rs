@@ -237,6 +237,10 @@ pub struct FrameStats {
     pub panicked_loads: u32,
     /// Render-thread time `update` took.
     pub update_time: Duration,
+    /// Of that, the plan's (the planner's pass over objects and textures,
+    /// its fit and certificate); the rest is draining loads, requesting and
+    /// carrying out the frame's GPU work.
+    pub plan_time: Duration,
     /// Views `update` skipped because they fail [`crate::View::validate`]
     /// (zero viewport, non-finite numbers); the report's `warnings` say why.
     pub rejected_views: u32,
