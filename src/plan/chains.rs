@@ -287,11 +287,17 @@ impl Planner {
             // while the new levels are staged: the new state's bytes, plus
             // the whole old texture when the tier changes
             let held = r.map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
+            // (without GPU copies the kept levels are staged again too)
+            let restaged = if self.restaged_growth {
+                t.bytes(pool, held.0, held.1)
+            } else {
+                0
+            };
             let grow = |level: u32, tier: Tier| {
                 if level >= t.tail_level || (tier == held.1 && level >= held.0) {
                     0
                 } else if tier == held.1 || held.0 >= t.tail_level {
-                    t.bytes(pool, level, tier)
+                    t.bytes(pool, level, tier) + restaged
                 } else {
                     t.bytes(pool, level, tier) + t.bytes(pool, held.0, held.1)
                 }

@@ -425,6 +425,8 @@ pub struct Planner {
     mesh_order: Vec<usize>,
     /// Whether a mesh keeps its old LOD while it grows (cross-fades).
     keep_old_mesh_lod: bool,
+    /// Whether a texture's growth stages its kept levels again.
+    restaged_growth: bool,
     /// How levels are chosen (the budget fit, or a fixed rule).
     policy: Policy,
     /// By texture and mesh slot: the last frame a view drew it (`u64::MAX`:
@@ -487,6 +489,14 @@ impl Planner {
     /// growth then counts both. Default: false.
     pub fn set_mesh_growth_keeps_old_lod(&mut self, keep: bool) {
         self.keep_old_mesh_lod = keep;
+    }
+
+    /// Whether a texture growing in its tier stages its kept levels again
+    /// beside the new ones (a streamer on a backend without GPU copies,
+    /// GL, does): the room plans leave for growth then counts them too.
+    /// Default: false.
+    pub fn set_growth_restages_kept_levels(&mut self, restages: bool) {
+        self.restaged_growth = restages;
     }
 
     /// Sets or replaces the texture in `slot`.

@@ -520,7 +520,7 @@ impl Planner {
             };
             match policy {
                 Policy::UnityBudget { .. } | Policy::UnrealPool { .. } => {
-                    with_growth_room(&assets, budget, rule)
+                    with_growth_room(&assets, budget, self.restaged_growth, rule)
                 }
                 _ => (rule(budget), 0),
             }
@@ -582,12 +582,20 @@ impl Planner {
 
 /// The most bytes growing into `out`'s targets needs beside what is held at
 /// once: a growing asset's new copy is built beside its old one.
-fn largest_growth(assets: &[RuleAsset<'_>], out: &RuleOutput) -> u64 {
+fn largest_growth(assets: &[RuleAsset<'_>], out: &RuleOutput, restaged: bool) -> u64 {
     assets
         .iter()
         .zip(&out.target)
         .filter(|(a, &t)| t < a.resident && t < a.coarsest)
-        .map(|(a, &t)| a.bytes[t as usize])
+        .map(|(a, &t)| {
+            // without GPU copies a texture's kept levels are staged again
+            let kept = if restaged && !a.mesh {
+                a.bytes[(a.resident as usize).min(a.bytes.len() - 1)]
+            } else {
+                0
+            };
+            a.bytes[t as usize] + kept
+        })
         .max()
         .unwrap_or(0)
 }
@@ -601,12 +609,13 @@ fn largest_growth(assets: &[RuleAsset<'_>], out: &RuleOutput) -> u64 {
 fn with_growth_room(
     assets: &[RuleAsset<'_>],
     budget: u64,
+    restaged: bool,
     rule: impl Fn(u64) -> RuleOutput,
 ) -> (RuleOutput, u64) {
     let mut out = rule(budget);
     let mut room = 0;
     for _ in 0..3 {
-        let need = largest_growth(assets, &out);
+        let need = largest_growth(assets, &out, restaged);
         if out.over_budget || out.bytes + need <= budget || need <= room {
             break;
         }

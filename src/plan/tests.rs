@@ -623,6 +623,29 @@ proptest! {
     }
 }
 
+#[test]
+fn growth_that_stages_kept_levels_again_leaves_room_for_them() {
+    let t = texture(1024, false);
+    let mut p = Planner::default();
+    p.set_texture(0, t.clone());
+    p.set_object(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(1.0), &[(0, 1.0)]);
+    let held = [ResidentState {
+        level: 3,
+        tier: Tier::Full,
+        since_frame: 0,
+    }];
+    let budget = 4 * t.bytes(0, Tier::Full);
+    let plain = p.plan(&[camera(0.0)], budget, &held, 100).clone();
+    assert!(plain.textures[0].target < 3 && plain.growth_room > 0);
+    p.set_growth_restages_kept_levels(true);
+    let restaged = p.plan(&[camera(0.0)], budget, &held, 100).clone();
+    assert_eq!(restaged.textures[0].target, plain.textures[0].target);
+    assert_eq!(
+        restaged.growth_room,
+        plain.growth_room + t.bytes(3, Tier::Full)
+    );
+}
+
 /// A loss curve whose every level adds `step` times the last level's error.
 fn curve(levels: u32, first: f32, ratio: f32) -> Vec<f32> {
     let mut e = 0.0;

@@ -281,6 +281,7 @@ impl Streamer {
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.planner
             .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
+        s.planner.set_growth_restages_kept_levels(!s.gpu_copies);
         s
     }
 

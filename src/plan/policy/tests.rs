@@ -9,14 +9,19 @@ fn a_budgeted_rule_keeps_room_for_the_largest_growth_it_chooses() {
     let assets = [tex(&c, 0, true, 4), tex(&c, 0, true, 4)];
     let budget = 2 * c[1] + 30;
     let plain = unreal_pool(&assets, budget);
-    let (kept, room) = with_growth_room(&assets, budget, |b| unreal_pool(&assets, b));
+    let (kept, room) = with_growth_room(&assets, budget, false, |b| unreal_pool(&assets, b));
     // the plain rule leaves no room for its own growth
     assert_eq!(plain.target, [1, 1]);
-    assert!(plain.bytes + largest_growth(&assets, &plain) > budget);
+    assert!(plain.bytes + largest_growth(&assets, &plain, false) > budget);
+    // without GPU copies a growth stages its kept levels (here the tail) too
+    assert_eq!(
+        largest_growth(&assets, &plain, true),
+        largest_growth(&assets, &plain, false) + c[4]
+    );
     // with room: its plan and its largest growth fit together
     assert!(room > 0);
     assert!(
-        kept.bytes + largest_growth(&assets, &kept) <= budget,
+        kept.bytes + largest_growth(&assets, &kept, false) <= budget,
         "{kept:?} room {room}"
     );
     assert!(
@@ -26,7 +31,7 @@ fn a_budgeted_rule_keeps_room_for_the_largest_growth_it_chooses() {
     );
     // and with room for everything, nothing changes
     let roomy = 4 * c[0];
-    let (out, room) = with_growth_room(&assets, roomy, |b| unreal_pool(&assets, b));
+    let (out, room) = with_growth_room(&assets, roomy, false, |b| unreal_pool(&assets, b));
     assert_eq!(
         (out.target.clone(), room),
         (unreal_pool(&assets, roomy).target, 0)
