@@ -294,3 +294,59 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
         .contains("geometric"));
     assert_eq!(json["error_model"], "measured");
 }
+
+/// `mipstream bench-update` in a tiny configuration: one run per cap with
+/// its keys, the plan's share and the rest adding up to the whole, the
+/// budget a quarter of full residency, bad counts refused.
+#[test]
+fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
+    use bench::update::{bench_update, UpdateBenchOptions};
+    let opts = UpdateBenchOptions {
+        objects: 300,
+        textures: 40,
+        frames: 12,
+        upload_caps_mib: vec![2, 8],
+        backends: None,
+        cache_dir: common::repo().join("target/mipstream-cache"),
+    };
+    let mut updates = 0;
+    let r = bench_update(&opts, |_, done, _| updates += (done > 0) as usize).unwrap();
+    assert_eq!(updates, 2 * 12, "progress after every timed update");
+    assert_eq!((r.objects, r.textures, r.frames), (300, 40, 12));
+    assert_eq!(
+        r.runs.iter().map(|r| r.upload_cap_mib).collect::<Vec<_>>(),
+        [2, 8]
+    );
+    for run in &r.runs {
+        let [p50, p99, max] = run.update_ms;
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
+        // each update's plan and rest add up to it, so neither passes it
+        assert!(run.plan_ms[2] <= max && run.apply_ms[2] <= max, "{run:?}");
+        assert!(run.plan_ms[0] > 0.0 && run.budget_bytes > 0);
+        assert!(run.upload_bytes_max as f64 >= run.upload_bytes_mean);
+        assert!(run.upload_bytes_max <= run.upload_cap_mib << 20);
+    }
+    let json = r.to_json();
+    for key in [
+        "objects", "textures", "frames", "adapter", "backend", "runs",
+    ] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    let run = &json["runs"][0];
+    for key in [
+        "upload_cap_mib",
+        "update_ms",
+        "plan_ms",
+        "apply_ms",
+        "upload_bytes_mean",
+    ] {
+        assert!(run.get(key).is_some(), "{key}");
+    }
+    assert!(run["update_ms"]["p99"].as_f64().is_some());
+    let none = UpdateBenchOptions {
+        textures: 0,
+        ..opts
+    };
+    let err = bench_update(&none, |_, _, _| {}).unwrap_err();
+    assert!(err.to_string().contains("--textures"), "{err}");
+}

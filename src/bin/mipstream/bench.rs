@@ -267,3 +267,79 @@ pub(crate) fn run_planner(args: BenchPlannerArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Arguments of `mipstream bench-update`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchUpdateArgs {
+    /// Objects in the field.
+    #[arg(long, default_value_t = 100_000)]
+    objects: usize,
+    /// Textures they share (the built-in scene's twenty, registered over
+    /// and over).
+    #[arg(long, default_value_t = 10_000)]
+    textures: usize,
+    /// Updates to time per upload cap.
+    #[arg(long, default_value_t = 300)]
+    frames: usize,
+    /// Upload caps to run, MiB per frame, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "2,8,32")]
+    upload_caps_mb: Vec<u64>,
+    /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Write the results here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
+    let opts = bench::update::UpdateBenchOptions {
+        objects: args.objects,
+        textures: args.textures,
+        frames: args.frames,
+        upload_caps_mib: args.upload_caps_mb.clone(),
+        backends: backends(&args.backend)?,
+        cache_dir: mipstream::demo::scene::BuiltinScene::default_cache_dir(),
+    };
+    let bar = ProgressBar::new(args.frames as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} updates")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    let r = bench::update::bench_update(&opts, |cap, done, _| {
+        bar.set_message(format!("upload cap {cap} MiB"));
+        bar.set_position(done as u64);
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "{} objects, {} textures, {} updates per cap on {} ({})",
+        r.objects, r.textures, r.frames, r.adapter, r.backend
+    );
+    let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
+    println!(
+        "cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | uploaded per update mean / max"
+    );
+    for run in &r.runs {
+        println!(
+            "{:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {}",
+            run.upload_cap_mib,
+            run.update_ms[0],
+            run.update_ms[1],
+            run.update_ms[2],
+            run.plan_ms[0],
+            run.plan_ms[1],
+            run.apply_ms[0],
+            run.apply_ms[1],
+            mib(run.upload_bytes_mean),
+            mib(run.upload_bytes_max as f64),
+        );
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r.to_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

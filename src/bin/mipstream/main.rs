@@ -81,6 +81,11 @@ enum Command {
     /// Time the planner alone (no GPU) on a synthetic scene.
     #[cfg(feature = "bench")]
     BenchPlanner(bench::BenchPlannerArgs),
+    /// Time the whole `Streamer::update` at scale on a headless adapter
+    /// (10k textures, 100k objects by default), the plan's share apart, at
+    /// several upload caps.
+    #[cfg(feature = "bench")]
+    BenchUpdate(bench::BenchUpdateArgs),
     /// Abuse a streamer for many frames (random cameras, budgets, objects and
     /// injected faults), checking its invariants every frame; exits 0 only
     /// when nothing broke, went over budget, panicked or leaked.
@@ -109,6 +114,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(*args),
         #[cfg(feature = "bench")]
         Command::BenchPlanner(args) => bench::run_planner(args),
+        #[cfg(feature = "bench")]
+        Command::BenchUpdate(args) => bench::run_update(args),
         #[cfg(feature = "bench")]
         Command::Soak(args) => soak::run(args),
     };

@@ -51,6 +51,7 @@ pub mod planner;
 mod plots;
 mod report;
 mod strategy;
+pub mod update;
 
 pub use plots::write_plots;
 

@@ -58,16 +58,23 @@ pub fn synthetic_planner(objects: usize, textures: usize) -> (Planner, u64) {
     }
     let side = (objects as f32).sqrt() * 4.0;
     for o in 0..objects {
-        let i = o as u32;
-        let center = Vec3::new(
-            (unit(i * 3) - 0.5) * side,
-            unit(i * 3 + 1) * 4.0,
-            (unit(i * 3 + 2) - 0.5) * side,
-        );
-        let tex = (hash(i) as usize) % textures;
-        p.set_object(o, center, Vec3::splat(1.0 + unit(i) * 2.0), &[(tex, 2.0)]);
+        let (center, half, tex) = synthetic_box(o, side, textures);
+        p.set_object(o, center, half, &[(tex, 2.0)]);
     }
     (p, full)
+}
+
+/// Object `o` of the field `side` metres square: its centre, half extents
+/// and which of `textures` it shows (2 world units per UV unit).
+pub fn synthetic_box(o: usize, side: f32, textures: usize) -> (Vec3, Vec3, usize) {
+    let i = o as u32;
+    let center = Vec3::new(
+        (unit(i * 3) - 0.5) * side,
+        unit(i * 3 + 1) * 4.0,
+        (unit(i * 3 + 2) - 0.5) * side,
+    );
+    let tex = (hash(i) as usize) % textures.max(1);
+    (center, Vec3::splat(1.0 + unit(i) * 2.0), tex)
 }
 
 /// The camera of frame `frame`: walking along x, looking ahead and down.

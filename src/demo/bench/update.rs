@@ -1,0 +1,218 @@
+//! The whole `Streamer::update` at scale (`mipstream bench-update`): a
+//! headless adapter, `textures` textures (the built-in scene's twenty cooked
+//! files, each registered many times over, sharing one source each) on
+//! `objects` boxes scattered over a square field as `bench-planner` lays
+//! them out, one moving camera at 1920x1080 whose path cuts back every 100
+//! frames, a quarter of full residency for budget. Each upload cap is its
+//! own streamer; each update's render-thread time is split into the plan's
+//! share ([`crate::FrameStats::plan_time`]) and the rest (draining loads,
+//! requesting, recording copies and uploads).
+
+use super::planner::synthetic_view;
+use crate::container::TextureFile;
+use crate::demo::scene::BuiltinScene;
+use crate::gpu;
+use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use crate::Streamer;
+use glam::Vec3;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct UpdateBenchOptions {
+    /// Objects in the field.
+    pub objects: usize,
+    /// Textures they share.
+    pub textures: usize,
+    /// Updates timed per upload cap.
+    pub frames: usize,
+    /// Upload caps to run, MiB per frame.
+    pub upload_caps_mib: Vec<u64>,
+    /// The backends to pick the adapter from (`None`: any).
+    pub backends: Option<wgpu::Backends>,
+    /// Where the built-in scene's cooked textures are cached.
+    pub cache_dir: PathBuf,
+}
+
+/// One upload cap's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateRun {
+    /// The cap, MiB per frame.
+    pub upload_cap_mib: u64,
+    /// The budget (a quarter of full residency).
+    pub budget_bytes: u64,
+    /// Render-thread time of `update`: p50, p99, max (ms).
+    pub update_ms: [f64; 3],
+    /// Of that, the plan's: p50, p99, max (ms).
+    pub plan_ms: [f64; 3],
+    /// The rest: p50, p99, max (ms).
+    pub apply_ms: [f64; 3],
+    /// Bytes uploaded per update, mean and most.
+    pub upload_bytes_mean: f64,
+    /// The most bytes one update uploaded.
+    pub upload_bytes_max: u64,
+    /// Seconds registering every texture took (tails read and transcoded on
+    /// the calling thread).
+    pub register_s: f64,
+}
+
+/// Every cap's run, on one adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateBench {
+    /// Objects.
+    pub objects: usize,
+    /// Textures.
+    pub textures: usize,
+    /// Updates timed per run.
+    pub frames: usize,
+    /// The adapter's name and backend.
+    pub adapter: String,
+    /// The backend.
+    pub backend: String,
+    /// One run per cap.
+    pub runs: Vec<UpdateRun>,
+}
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpdateBenchError {
+    /// No adapter.
+    #[error(transparent)]
+    Gpu(#[from] gpu::GpuInitError),
+    /// The built-in scene's textures could not be cooked or opened.
+    #[error("the built-in scene: {0}")]
+    Scene(String),
+    /// Registering failed.
+    #[error(transparent)]
+    Streamer(#[from] crate::streamer::StreamerError),
+    /// A count of 0.
+    #[error("{0}")]
+    Options(String),
+}
+
+fn spread(sorted: &[f64]) -> [f64; 3] {
+    [
+        super::percentile(sorted, 0.5),
+        super::percentile(sorted, 0.99),
+        sorted.last().copied().unwrap_or(0.0),
+    ]
+}
+
+/// Runs every cap; `progress(cap, done, total)` after each update.
+pub fn bench_update(
+    opts: &UpdateBenchOptions,
+    mut progress: impl FnMut(u64, usize, usize),
+) -> Result<UpdateBench, UpdateBenchError> {
+    if opts.objects == 0 || opts.textures == 0 || opts.frames == 0 {
+        return Err(UpdateBenchError::Options(
+            "--objects, --textures and --frames must be at least 1".into(),
+        ));
+    }
+    let g = gpu::headless(opts.backends)?;
+    let scene = BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})
+        .map_err(|e| UpdateBenchError::Scene(e.to_string()))?;
+    let files: Vec<TextureFile> = scene
+        .textures
+        .iter()
+        .map(TextureFile::open_path)
+        .collect::<Result<_, _>>()
+        .map_err(|e| UpdateBenchError::Scene(e.to_string()))?;
+    let info = g.adapter.get_info();
+    let mut runs = Vec::new();
+    for &cap in &opts.upload_caps_mib {
+        let options = StreamerOptions {
+            upload_bytes_per_frame: cap << 20,
+            ..Default::default()
+        };
+        let mut s = Streamer::with_options(&g.device, &g.queue, options);
+        let start = std::time::Instant::now();
+        let mut ids = Vec::with_capacity(opts.textures);
+        for t in 0..opts.textures {
+            let mut desc = TextureDesc::new(files[t % files.len()].clone());
+            desc.label = Some(format!("t{t}"));
+            ids.push(s.register_texture(desc)?);
+        }
+        let register_s = start.elapsed().as_secs_f64();
+        let full: u64 = ids.iter().filter_map(|&id| s.full_bytes(id).ok()).sum();
+        for (o, (center, half, t)) in field(opts.objects, opts.textures).enumerate() {
+            let desc = ObjectDesc::aabb(center - half, center + half);
+            s.register_object(desc.with_texture(ids[t], 2.0))?;
+            if o % 50_000 == 0 {
+                progress(cap, 0, opts.frames);
+            }
+        }
+        let budget = full / 4;
+        s.set_budget(Budget::Bytes(budget));
+        s.settle(&[synthetic_view(0)], Duration::from_secs(600))?;
+        let mut update = Vec::with_capacity(opts.frames);
+        let mut plan = Vec::with_capacity(opts.frames);
+        let mut apply = Vec::with_capacity(opts.frames);
+        let (mut uploaded, mut upload_max) = (0u64, 0u64);
+        for f in 0..opts.frames {
+            let stats = s.update(&[synthetic_view(f as u64)]);
+            let (u, p) = (stats.update_time, stats.plan_time);
+            update.push(u.as_secs_f64() * 1e3);
+            plan.push(p.as_secs_f64() * 1e3);
+            apply.push(u.saturating_sub(p).as_secs_f64() * 1e3);
+            uploaded += stats.upload_bytes;
+            upload_max = upload_max.max(stats.upload_bytes);
+            progress(cap, f + 1, opts.frames);
+            // paced like frames, so loads arrive between updates
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for v in [&mut update, &mut plan, &mut apply] {
+            v.sort_by(f64::total_cmp);
+        }
+        runs.push(UpdateRun {
+            upload_cap_mib: cap,
+            budget_bytes: budget,
+            update_ms: spread(&update),
+            plan_ms: spread(&plan),
+            apply_ms: spread(&apply),
+            upload_bytes_mean: uploaded as f64 / opts.frames as f64,
+            upload_bytes_max: upload_max,
+            register_s,
+        });
+    }
+    Ok(UpdateBench {
+        objects: opts.objects,
+        textures: opts.textures,
+        frames: opts.frames,
+        adapter: info.name,
+        backend: format!("{:?}", info.backend),
+        runs,
+    })
+}
+
+/// The boxes of [`super::planner::synthetic_planner`]'s field: centre, half
+/// extents and texture of each.
+fn field(objects: usize, textures: usize) -> impl Iterator<Item = (Vec3, Vec3, usize)> {
+    let side = (objects as f32).sqrt() * 4.0;
+    (0..objects).map(move |o| super::planner::synthetic_box(o, side, textures))
+}
+
+impl UpdateBench {
+    /// The JSON `mipstream bench-update --json` writes.
+    pub fn to_json(&self) -> serde_json::Value {
+        let ms = |v: [f64; 3]| serde_json::json!({"p50": v[0], "p99": v[1], "max": v[2]});
+        serde_json::json!({
+            "objects": self.objects,
+            "textures": self.textures,
+            "frames": self.frames,
+            "adapter": self.adapter,
+            "backend": self.backend,
+            "runs": self.runs.iter().map(|r| serde_json::json!({
+                "upload_cap_mib": r.upload_cap_mib,
+                "budget_bytes": r.budget_bytes,
+                "update_ms": ms(r.update_ms),
+                "plan_ms": ms(r.plan_ms),
+                "apply_ms": ms(r.apply_ms),
+                "upload_bytes_mean": r.upload_bytes_mean,
+                "upload_bytes_max": r.upload_bytes_max,
+                "register_s": r.register_s,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
