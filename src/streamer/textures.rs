@@ -591,7 +591,9 @@ impl Streamer {
             if !ends(e.pending.keys().next(), e.pending.keys().next_back()) {
                 e.pending.retain(|l, _| wanted.contains(l));
             }
-            if wanted.clone().all(|l| e.pending.contains_key(&l)) {
+            // (both now lie in `wanted`, and never share a level)
+            let n_wanted = wanted.len();
+            if e.pending.len() == n_wanted {
                 // nothing left to load (nothing wanted, or every wanted level
                 // arrived and waits for room): a failure is history, not a
                 // state to back off in. Without this a texture whose wanted
@@ -599,7 +601,7 @@ impl Streamer {
                 // failure forever (the flaky soak test: "DID NOT CONVERGE").
                 e.load.failure = None;
             }
-            if e.load.backing_off(frame) {
+            if e.load.backing_off(frame) || e.pending.len() + e.requested.len() == n_wanted {
                 continue;
             }
             for level in wanted.rev() {
