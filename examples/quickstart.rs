@@ -216,20 +216,12 @@ impl Preview {
     }
 
     fn render(&self, g: &gpu::HeadlessGpu, view: &wgpu::TextureView) -> image::RgbaImage {
-        let target = g.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("preview target"),
-            size: wgpu::Extent3d {
-                width: VIEW,
-                height: VIEW,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let target = mipstream::gpu::readback::render_target(
+            &g.device,
+            "preview target",
+            (VIEW, VIEW),
+            wgpu::TextureFormat::Rgba8UnormSrgb,
+        );
         let bind = g.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("preview"),
             layout: &self.pipeline.get_bind_group_layout(0),

@@ -109,20 +109,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
     let mut renderer = SceneRenderer::new(&g.device, format);
-    let target = g.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("scene_path target"),
-        size: wgpu::Extent3d {
-            width: args.size.x,
-            height: args.size.y,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
+    let target = mipstream::gpu::readback::render_target(
+        &g.device,
+        "scene_path target",
+        (args.size.x, args.size.y),
         format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    );
     let target_view = target.create_view(&Default::default());
 
     let path = scene.path;

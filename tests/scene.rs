@@ -60,20 +60,12 @@ impl Rig {
             })
             .collect();
         let renderer = SceneRenderer::new(&g.device, wgpu::TextureFormat::Rgba8UnormSrgb);
-        let target = g.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("scene test target"),
-            size: wgpu::Extent3d {
-                width: size.x,
-                height: size.y,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let target = mipstream::gpu::readback::render_target(
+            &g.device,
+            "scene test target",
+            (size.x, size.y),
+            wgpu::TextureFormat::Rgba8UnormSrgb,
+        );
         Self {
             streamer,
             ids,

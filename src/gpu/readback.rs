@@ -12,6 +12,31 @@ pub enum ReadbackError {
     Map(String),
 }
 
+/// A one-level 2D texture of `width` x `height` to render into and read
+/// back with [`read_rgba8`] (`RENDER_ATTACHMENT | COPY_SRC`): what the
+/// tests, examples and the benchmark draw their pictures into.
+pub fn render_target(
+    device: &wgpu::Device,
+    label: &str,
+    (width, height): (u32, u32),
+    format: wgpu::TextureFormat,
+) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    })
+}
+
 /// Copies mip `mip`, layer `layer` of an RGBA8 (or BGRA8, swizzled to RGBA)
 /// texture with `COPY_SRC` usage into tightly packed RGBA bytes. Blocks until
 /// the GPU has finished.

@@ -205,20 +205,8 @@ pub fn sample(
         layout: &bgl,
         entries: &entries,
     });
-    let target = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("sample target"),
-        size: wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: target_format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let target =
+        mipstream::gpu::readback::render_target(device, "sample target", (w, h), target_format);
     let target_view = target.create_view(&Default::default());
     let mut enc = device.create_command_encoder(&Default::default());
     {

@@ -14,20 +14,12 @@ pub(crate) fn render(
     size: UVec2,
 ) -> image::RgbaImage {
     let g = super::common::gpu();
-    let target = g.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("scene target"),
-        size: wgpu::Extent3d {
-            width: size.x,
-            height: size.y,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8UnormSrgb,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let target = mipstream::gpu::readback::render_target(
+        &g.device,
+        "scene target",
+        (size.x, size.y),
+        wgpu::TextureFormat::Rgba8UnormSrgb,
+    );
     let tv = target.create_view(&Default::default());
     renderer.render(&g.device, &g.queue, &tv, size, view, draws, BACKGROUND);
     let px = mipstream::gpu::read_rgba8(&g.device, &g.queue, &target, 0, 0).unwrap();

@@ -240,20 +240,12 @@ struct Target {
 
 impl Target {
     fn new(g: &gpu::HeadlessGpu, size: UVec2) -> Self {
-        let texture = g.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("mipstream bench target"),
-            size: wgpu::Extent3d {
-                width: size.x,
-                height: size.y,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let texture = gpu::readback::render_target(
+            &g.device,
+            "mipstream bench target",
+            (size.x, size.y),
+            wgpu::TextureFormat::Rgba8UnormSrgb,
+        );
         let view = texture.create_view(&Default::default());
         Self {
             texture,
