@@ -3,8 +3,9 @@
 //!
 //! An object a view sees so coarse that each of its textures would be held
 //! at its tail whatever was resident before (its lod, with the bias, at
-//! least `tail + 1 + hysteresis`) needs nothing of those textures: the tail
-//! is always resident. It adds nothing to their sums (see
+//! least `tail + 1 + hysteresis`; for an object outside every view, the lod
+//! it would have in view) needs nothing of those textures: the tail is
+//! always resident. It adds nothing to their sums (see
 //! [`super::density`]): not its lod, not its coverage. (Before, its few
 //! pixels still weighed the texture's error for levels it never needed.)
 //! That is the budget fit's model; the fixed rules of [`super::policy`]

@@ -467,7 +467,10 @@ fn refined_cover(v: &ViewTerms, b: &Bounds, i: usize) -> f32 {
 
 /// Adds one object's needs (`seen`, `hidden`, `cover`, `typical`) to the
 /// sums of the textures its bindings show, those it needs anything of (its
-/// finest lod below the binding's `cutoff`).
+/// finest lod below the binding's `cutoff`; outside every view, the lod it
+/// would have in view, without [`OFFSCREEN_LOD_BIAS`]: cutting what is
+/// just behind the camera by its biased lod cost the built-in path 2.9 dB
+/// at a quarter of its working set, the turns and cuts finding it gone).
 #[inline(always)]
 fn scatter_one(
     need: (f32, f32, f32, f32),
@@ -476,7 +479,7 @@ fn scatter_one(
     sums: &mut [TextureNeedSum],
 ) {
     let (seen, hidden, cover, typical) = need;
-    let finest = min(seen, hidden);
+    let finest = min(seen, hidden - OFFSCREEN_LOD_BIAS);
     for b in bindings {
         if b.lod_offset + finest >= cutoff[b.sum as usize] {
             continue;
