@@ -373,8 +373,8 @@ fn play_split(mode: Mode, frames: u64) -> Played {
 /// budget the rule's half scores no better than mipstream's (as the
 /// benchmark measures on lavapipe). Without GPU copies (GL) a growth
 /// stages its kept levels again and every plan leaves room for that: there
-/// mipstream measured 43.39 dB against Unreal's pool's 43.87 on this path
-/// (46.90 before the plans left that room, when a plan could choose a
+/// mipstream measured 43.37 dB against Unreal's pool's 43.87 on this path
+/// (46.90 at commit 282a1ad without that room, when a plan could choose a
 /// growth the streamer never carried out and cycle at rest), so on GL the
 /// rule may be up to 1 dB ahead.
 #[test]
