@@ -5,7 +5,7 @@
 //! them out, one moving camera at 1920x1080 whose path cuts back every 100
 //! frames, a quarter of full residency for budget. Each upload cap is its
 //! own streamer; each update's render-thread time is split into the plan's
-//! share ([`crate::FrameStats::plan_time`]) and the rest (draining loads,
+//! share ([`crate::streamer::FrameStats::plan_time`]) and the rest (draining loads,
 //! requesting, recording copies and uploads).
 
 use super::planner::synthetic_view;
