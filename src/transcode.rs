@@ -38,6 +38,27 @@ pub enum ChannelLayout {
     /// A normal map with X in red and Y in alpha (Basis normal-map layout
     /// transcoded to an RGBA format).
     NormalRa,
+    /// A normal map with X, Y and Z in red, green and blue (Z reconstructed
+    /// at transcode time): what a renderer that reads `.rg` or `.rgb` of
+    /// any format expects (see [`NormalLayout::RedGreen`]).
+    NormalRgb,
+}
+
+/// Where a renderer reads a normal map's X and Y (a [`crate::streamer::TextureDesc`] setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NormalLayout {
+    /// Wherever the device's format keeps them best: red and green in
+    /// two-channel formats (BC5, EAC RG11), red and alpha in four-channel
+    /// ones (the Basis layout, ASTC and RGBA8); the shader asks
+    /// [`crate::Streamer::channel_layout`]. Default.
+    #[default]
+    Any,
+    /// Always red and green (Z in blue where the format has it), as Bevy's
+    /// `StandardMaterial` and most glTF renderers read them: BC5 or EAC RG11
+    /// where the device has one, else RGBA8 holding (X, Y, Z, 1)
+    /// ([`ChannelLayout::NormalRgb`]); never ASTC, whose blocks cannot be
+    /// re-arranged after transcoding.
+    RedGreen,
 }
 
 /// How one level is produced for the GPU.
@@ -205,6 +226,16 @@ pub fn choose_targets(
     class: TextureClass,
     features: wgpu::Features,
 ) -> Result<TargetChoice, TranscodeError> {
+    choose_targets_with(info, class, NormalLayout::Any, features)
+}
+
+/// [`choose_targets`] for a renderer that reads normal maps as `normals` says.
+pub fn choose_targets_with(
+    info: &TextureInfo,
+    class: TextureClass,
+    normals: NormalLayout,
+    features: wgpu::Features,
+) -> Result<TargetChoice, TranscodeError> {
     let bc = features.contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
     let astc = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ASTC);
     let etc2 = features.contains(wgpu::Features::TEXTURE_COMPRESSION_ETC2);
@@ -224,6 +255,15 @@ pub fn choose_targets(
             use TargetFormat as T;
             // RG data keeps its second channel in alpha, so only R and RGB are opaque
             let opaque = matches!(info.channels, Channels::R | Channels::Rgb);
+            if class == TextureClass::Normal && !opaque && normals == NormalLayout::RedGreen {
+                return Ok(if fits((4, 4)) && bc {
+                    choice(T::Bc5, None, ChannelLayout::NormalRg)
+                } else if fits((4, 4)) && etc2 {
+                    choice(T::EacRg11, None, ChannelLayout::NormalRg)
+                } else {
+                    choice(T::Rgba8, None, ChannelLayout::NormalRgb)
+                });
+            }
             if class == TextureClass::Normal && !opaque {
                 // Basis normal maps keep X in colour and Y in alpha.
                 return Ok(if !fits((4, 4)) {
@@ -308,6 +348,10 @@ pub struct TranscodeOptions {
     /// Universal 2 does by default (a little closer to the source image). Off
     /// reproduces Basis Universal 1.16's output bit for bit. Default: on.
     pub etc1s_chroma_filter: bool,
+    /// Re-arrange an RGBA8 normal map from the Basis layout (X in red, Y in
+    /// alpha) to (X, Y, Z, 1), Z reconstructed ([`ChannelLayout::NormalRgb`]).
+    /// Default: off.
+    pub normal_to_rgb: bool,
 }
 
 impl TranscodeOptions {
@@ -318,7 +362,15 @@ impl TranscodeOptions {
             srgb,
             row_alignment: 1,
             etc1s_chroma_filter: true,
+            normal_to_rgb: false,
         }
+    }
+
+    /// The options that produce `output` in `choice`'s channel layout.
+    pub fn for_choice(choice: &TargetChoice, output: Output) -> Self {
+        let mut o = Self::new(output, choice.srgb);
+        o.normal_to_rgb = choice.layout == ChannelLayout::NormalRgb;
+        o
     }
 
     /// The same options with another row alignment.
@@ -381,7 +433,10 @@ pub fn transcode_level(
     };
     match (output, info.payload) {
         (Output::Transcode(t), Payload::Etc1s | Payload::Uastc) => {
-            basis::transcode(file, raw, t, opts, tight_row as usize, &mut img)?
+            basis::transcode(file, raw, t, opts, tight_row as usize, &mut img)?;
+            if opts.normal_to_rgb && t == TargetFormat::Rgba8 {
+                normal_ra_to_rgb(&mut img.data);
+            }
         }
         (Output::AsStored, Payload::Plain(f)) => copy_plain(&f, raw, tight_row as usize, &mut img),
         (Output::DecodeToRgba8, Payload::Plain(f)) => {
@@ -401,6 +456,19 @@ pub fn transcode_level(
         _ => return Err(wrong()),
     }
     Ok(img)
+}
+
+/// Re-arranges RGBA8 texels from X in red, Y in alpha to (X, Y, Z, 1), Z
+/// reconstructed as `sqrt(1 - x^2 - y^2)` on the usual `2v - 1` mapping.
+/// Row padding (zeros) stays zeros' worth of garbage nobody samples.
+pub(crate) fn normal_ra_to_rgb(rgba: &mut [u8]) {
+    for px in rgba.chunks_exact_mut(4) {
+        let (x, y) = (px[0], px[3]);
+        let fx = x as f32 / 127.5 - 1.0;
+        let fy = y as f32 / 127.5 - 1.0;
+        let fz = (1.0 - fx * fx - fy * fy).max(0.0).sqrt();
+        px.copy_from_slice(&[x, y, ((fz + 1.0) * 127.5).round() as u8, 255]);
+    }
 }
 
 /// Copies tight rows `src` of image `i` into `img` at its row pitch.

@@ -238,7 +238,9 @@ impl Shared {
 /// A pool of loader threads with a priority queue.
 pub struct Loader {
     shared: Arc<Shared>,
-    results: Receiver<Finished>,
+    /// In a mutex only so that the loader (and the `Streamer` that owns it)
+    /// is `Sync`: every use is through `&mut self` (`Mutex::get_mut`, no lock).
+    results: Mutex<Receiver<Finished>>,
     /// Mesh results drained with texture results, kept for `drain_meshes`.
     mesh_inbox: Vec<MeshLoadResult>,
     /// Texture results drained with mesh results, kept for `drain`.
@@ -280,7 +282,7 @@ impl Loader {
             .collect();
         Self {
             shared,
-            results: rx,
+            results: Mutex::new(rx),
             mesh_inbox: Vec::new(),
             level_inbox: Vec::new(),
             workers,
@@ -347,8 +349,12 @@ impl Loader {
 
     /// Moves finished work from the channel into the two inboxes.
     fn collect(&mut self) {
-        let got: Vec<Finished> = self.results.try_iter().collect();
+        let got: Vec<Finished> = self.results().try_iter().collect();
         self.sort(got);
+    }
+
+    fn results(&mut self) -> &Receiver<Finished> {
+        self.results.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     fn sort(&mut self, got: Vec<Finished>) {
@@ -378,13 +384,11 @@ impl Loader {
             if self.outstanding == 0 || left.is_zero() {
                 return Vec::new();
             }
-            match self
-                .results
-                .recv_timeout(left.min(Duration::from_millis(20)))
-            {
+            let results = self.results();
+            match results.recv_timeout(left.min(Duration::from_millis(20))) {
                 Ok(first) => {
                     let mut got = vec![first];
-                    got.extend(self.results.try_iter());
+                    got.extend(results.try_iter());
                     self.sort(got);
                     // mesh results stay for `drain_meshes`
                     return std::mem::take(&mut self.level_inbox);

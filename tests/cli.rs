@@ -268,9 +268,60 @@ fn cook_normal_map_and_linear_data() {
         mipstream::transcode::Output::Transcode(mipstream::TargetFormat::Bc5)
     );
     assert_eq!(c.layout, mipstream::transcode::ChannelLayout::NormalRg);
+    red_green_normals_on_every_device(&f);
     let lin = dir.path().join("l.ktx2");
     cook(&normal, &lin, &["--linear", "--codec", "etc1s"]);
     assert!(!mipstream::TextureFile::open_path(&lin).unwrap().info().srgb);
+}
+
+/// A renderer that reads normals from red and green (Bevy's
+/// `StandardMaterial`) gets them there on every device: BC5 / EAC RG11 where
+/// they exist, never ASTC (whose Basis transcode keeps Y in alpha), else
+/// RGBA8 re-arranged to (X, Y, Z, 1) with Z reconstructed.
+fn red_green_normals_on_every_device(f: &mipstream::TextureFile) {
+    use mipstream::transcode::{
+        choose_targets_with, transcode_level, ChannelLayout, NormalLayout, Output, TranscodeOptions,
+    };
+    use mipstream::{TargetFormat, TextureClass};
+    let choose = |features| {
+        choose_targets_with(
+            f.info(),
+            TextureClass::Normal,
+            NormalLayout::RedGreen,
+            features,
+        )
+        .unwrap()
+    };
+    let astc = wgpu::Features::TEXTURE_COMPRESSION_ASTC;
+    let etc2 = wgpu::Features::TEXTURE_COMPRESSION_ETC2;
+    assert_eq!(
+        choose(astc | etc2).full,
+        Output::Transcode(TargetFormat::EacRg11)
+    );
+    let any = mipstream::transcode::choose_targets(f.info(), TextureClass::Normal, astc).unwrap();
+    assert_eq!(
+        any.layout,
+        ChannelLayout::NormalRa,
+        "the default keeps ASTC"
+    );
+    for features in [astc, wgpu::Features::empty()] {
+        let c = choose(features);
+        assert_eq!(c.full, Output::Transcode(TargetFormat::Rgba8));
+        assert_eq!(c.layout, ChannelLayout::NormalRgb);
+        let raw = f.read_level(0).unwrap();
+        let img = transcode_level(f, &raw, &TranscodeOptions::for_choice(&c, c.full)).unwrap();
+        let plain = transcode_level(f, &raw, &TranscodeOptions::new(c.full, false)).unwrap();
+        for (xyz, ra) in img.data.chunks_exact(4).zip(plain.data.chunks_exact(4)) {
+            assert_eq!(
+                (xyz[0], xyz[1], xyz[3]),
+                (ra[0], ra[3], 255),
+                "X, Y from red, alpha"
+            );
+            let v = |b: u8| b as f32 / 127.5 - 1.0;
+            let len = (v(xyz[0]).powi(2) + v(xyz[1]).powi(2) + v(xyz[2]).powi(2)).sqrt();
+            assert!((len - 1.0).abs() < 0.03, "unit length: {len} from {xyz:?}");
+        }
+    }
 }
 
 #[test]

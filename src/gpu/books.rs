@@ -41,29 +41,46 @@ impl Shape {
 struct Pooled<T> {
     shape: Shape,
     item: T,
-    /// Released before the last submit: no copy recorded this frame reads it.
-    ready: bool,
+    /// Submits since it was released: at [`Pool::reuse_after`] or more, no
+    /// copy recorded this frame reads it and no frame the renderer may still
+    /// be recording binds it.
+    submits: u32,
 }
 
 /// The recycle pool: released textures kept, oldest first, up to a capacity,
 /// for a texture of the same shape to reuse. One released this frame is
 /// reused only after the frame's submit: the frame's encoder may still copy
-/// from it, and `write_texture` into it would run before those copies.
+/// from it, and `write_texture` into it would run before those copies. A
+/// renderer that records a frame while the next update runs (Bevy's
+/// pipelined rendering) still binds last frame's textures for one more
+/// submit: [`Pool::set_reuse_after`] waits longer.
 #[derive(Debug, Clone)]
 pub struct Pool<T> {
     entries: Vec<Pooled<T>>,
     bytes: u64,
     capacity: u64,
+    reuse_after: u32,
 }
 
 impl<T> Pool<T> {
-    /// An empty pool of `capacity` bytes.
+    /// An empty pool of `capacity` bytes whose entries are reused after one submit.
     pub fn new(capacity: u64) -> Self {
         Self {
             entries: Vec::new(),
             bytes: 0,
             capacity,
+            reuse_after: 1,
         }
+    }
+
+    /// Entries become reusable `submits` submits after their release (at least 1).
+    pub fn set_reuse_after(&mut self, submits: u32) {
+        self.reuse_after = submits.max(1);
+    }
+
+    /// Submits after its release before an entry is reused.
+    pub fn reuse_after(&self) -> u32 {
+        self.reuse_after
     }
 
     /// Bytes pooled.
@@ -95,7 +112,7 @@ impl<T> Pool<T> {
         let i = self
             .entries
             .iter()
-            .position(|p| p.ready && p.shape == shape)?;
+            .position(|p| p.submits >= self.reuse_after && p.shape == shape)?;
         self.bytes -= shape.bytes();
         Some(self.entries.remove(i).item)
     }
@@ -109,16 +126,16 @@ impl<T> Pool<T> {
             self.entries.push(Pooled {
                 shape,
                 item,
-                ready: false,
+                submits: 0,
             });
             self.bytes += bytes;
         }
     }
 
-    /// Marks every entry reusable (after a submit).
+    /// Counts a submit for every entry (those at `reuse_after` become reusable).
     pub fn mark_ready(&mut self) {
         for p in &mut self.entries {
-            p.ready = true;
+            p.submits = p.submits.saturating_add(1);
         }
     }
 
@@ -131,11 +148,12 @@ impl<T> Pool<T> {
                 .map(|p| Pooled {
                     shape: p.shape,
                     item: (),
-                    ready: p.ready,
+                    submits: p.submits,
                 })
                 .collect(),
             bytes: self.bytes,
             capacity: self.capacity,
+            reuse_after: self.reuse_after,
         }
     }
 }
@@ -223,6 +241,25 @@ mod tests {
         pool.set_capacity(64);
         assert_eq!(pool.take(s), Some(4), "the capacity drops the oldest");
         assert_eq!(pool.bytes(), 0);
+    }
+
+    #[test]
+    fn a_pipelined_renderer_gets_its_released_textures_reused_only_later() {
+        let mut pool: Pool<u32> = Pool::new(4 * 64);
+        pool.set_reuse_after(3);
+        let s = shape(4);
+        pool.put(s, 1);
+        for submit in 1..3 {
+            pool.mark_ready();
+            assert_eq!(
+                pool.take(s),
+                None,
+                "after {submit} submits: may still be bound"
+            );
+        }
+        pool.mark_ready();
+        assert_eq!(pool.books().take(s), Some(()), "the books agree");
+        assert_eq!(pool.take(s), Some(1), "after 3 submits");
     }
 
     #[test]

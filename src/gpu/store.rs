@@ -158,6 +158,11 @@ impl GpuStore {
         self.pool.set_capacity(bytes);
     }
 
+    /// Pooled textures are reused `submits` submits after their release.
+    pub fn set_pool_reuse_after(&mut self, submits: u32) {
+        self.pool.set_reuse_after(submits);
+    }
+
     /// Releases pooled textures until the pool holds at most `bytes`.
     pub fn trim_pool(&mut self, bytes: u64) {
         self.pool.trim(bytes);

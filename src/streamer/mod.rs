@@ -30,8 +30,9 @@
 //!   features at registration (BC7/BC5, ASTC 4x4, ETC2/EAC, else RGBA8 at 4
 //!   bytes a texel; the report warns); [`Streamer::channel_layout`] says how
 //!   a shader reads a texture's channels on this device;
-//! - **threads**: `Streamer` is `Send`, not `Sync`: every call comes from the
-//!   thread that holds it. [`TexturePreparer`] (`Send + Sync`) reads a
+//! - **threads**: `Streamer` is `Send + Sync`, and every call that changes
+//!   it takes `&mut self`, so one thread at a time drives it (an engine can
+//!   keep it in a resource that must be `Sync`, as Bevy's are). [`TexturePreparer`] (`Send + Sync`) reads a
 //!   texture's tail on any thread; [`Streamer::register_prepared`] then
 //!   registers it without file access, in call order;
 //! - **sampling**: [`Streamer::texture_view`] shows the resident levels only
@@ -42,18 +43,12 @@
 //!   [`Streamer::try_with_options`], or clamped with a report warning.
 //!
 //! ```
-//! fn send<T: Send>() {}
 //! fn send_sync<T: Send + Sync>() {}
-//! send::<mipstream::Streamer>();
+//! send_sync::<mipstream::Streamer>();
 //! send_sync::<mipstream::streamer::TexturePreparer>();
 //! send_sync::<mipstream::streamer::PreparedTexture>();
 //! send_sync::<mipstream::TextureFile>();
 //! send_sync::<mipstream::mesh::MeshFile>();
-//! ```
-//!
-//! ```compile_fail
-//! fn sync<T: Sync>() {}
-//! sync::<mipstream::Streamer>(); // not Sync: one thread at a time
 //! ```
 //!
 //! # Example
@@ -279,6 +274,7 @@ impl Streamer {
             gpu_copies: memory::copies_compressed_textures(device),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
+        s.gpu.set_pool_reuse_after(s.options.recycle_after_submits);
         s.planner
             .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
         s.planner.set_growth_restages_kept_levels(!s.gpu_copies);

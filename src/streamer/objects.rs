@@ -51,6 +51,11 @@ impl Streamer {
         Ok(())
     }
 
+    /// Objects registered and not removed.
+    pub fn object_count(&self) -> usize {
+        self.objects.iter::<ObjectId>().count()
+    }
+
     /// Removes an object.
     pub fn remove_object(&mut self, id: ObjectId) -> Result<(), StreamerError> {
         self.objects

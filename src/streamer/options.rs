@@ -4,6 +4,7 @@ use crate::ids::{MeshId, TextureId};
 use crate::kinds::TextureClass;
 use crate::mesh::MeshFile;
 use crate::plan::PlannerOptions;
+use crate::transcode::NormalLayout;
 use crate::TextureFile;
 use glam::Vec3;
 
@@ -49,6 +50,13 @@ pub struct StreamerOptions {
     /// Bytes of freed textures kept for reuse (counted in the budget).
     /// Default: 4 MiB, at most a sixteenth of the budget.
     pub recycle_pool_bytes: u64,
+    /// Submits (updates) after its release before a freed texture is reused
+    /// for another: 1 (the default) for a renderer that rebinds what
+    /// [`crate::Streamer::take_changed`] lists before it next draws; 2 or more
+    /// for one that records a frame while the next `update` runs (Bevy's
+    /// pipelined rendering), so that no frame still being recorded samples
+    /// a texture refilled with another's texels. 0 counts as 1.
+    pub recycle_after_submits: u32,
     /// Fraction of the budget kept free beside the plan, on top of the room
     /// the plan keeps for its own largest growth step (old and new copies
     /// and the staged levels coexist until the swap; see
@@ -78,6 +86,7 @@ impl Default for StreamerOptions {
             tail_size: 64,
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,
+            recycle_after_submits: 1,
             transient_reserve: 0.0,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,
@@ -262,6 +271,9 @@ pub struct TextureDesc {
     pub max_resolution: Option<u32>,
     /// A name for reports and GPU labels. Default: the file name.
     pub label: Option<String>,
+    /// Where the renderer reads a normal map's X and Y. Default: wherever
+    /// the device's format keeps them ([`NormalLayout::Any`]).
+    pub normal_layout: NormalLayout,
 }
 
 impl TextureDesc {
@@ -273,7 +285,14 @@ impl TextureDesc {
             priority: 1.0,
             max_resolution: None,
             label: None,
+            normal_layout: NormalLayout::Any,
         }
+    }
+
+    /// The same with normal maps read as `layout` says.
+    pub fn with_normal_layout(mut self, layout: NormalLayout) -> Self {
+        self.normal_layout = layout;
+        self
     }
 
     /// The same with another class.

@@ -60,7 +60,7 @@ impl TexturePreparer {
     /// tens of ms per texture).
     pub fn prepare(&self, desc: TextureDesc) -> Result<PreparedTexture, StreamerError> {
         let layout = layout(&desc, self.features, self.tail_size)?;
-        let opts = TranscodeOptions::new(layout.choice.full, layout.choice.srgb)
+        let opts = TranscodeOptions::for_choice(&layout.choice, layout.choice.full)
             .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
         let tail = (layout.plan.tail_level..layout.plan.level_count)
             .map(|l| {
@@ -92,7 +92,7 @@ pub(super) fn layout(
     tail_size: u32,
 ) -> Result<Layout, StreamerError> {
     let info = desc.file.info();
-    let choice = transcode::choose_targets(info, desc.class, features)?;
+    let choice = transcode::choose_targets_with(info, desc.class, desc.normal_layout, features)?;
     let formats = [
         choice.wgpu_format(info, Tier::Full),
         choice.wgpu_format(info, Tier::Compact),

@@ -323,7 +323,7 @@ impl Streamer {
                 key,
                 file: file.clone(),
                 level,
-                options: TranscodeOptions::new(choice.full, choice.srgb)
+                options: TranscodeOptions::for_choice(choice, choice.full)
                     .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
                 priority: f32::MAX,
             });
@@ -613,7 +613,7 @@ impl Streamer {
                     key: load_key(id, tier),
                     file: e.file.clone(),
                     level,
-                    options: TranscodeOptions::new(output, e.choice.srgb)
+                    options: TranscodeOptions::for_choice(&e.choice, output)
                         .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
                     // the texture's benefit per byte; coarser levels first within it
                     priority: target.priority.max(1e-30) * (1.0 + level as f32 * 1e-3),
