@@ -1,0 +1,240 @@
+//! Entities drawn with streamed images become mipstream objects.
+
+use crate::{convert, material_images, Mipstream};
+use bevy::camera::primitives::Aabb;
+use bevy::mesh::{Indices, VertexAttributeValues};
+use bevy::prelude::*;
+use mipstream::{ObjectDesc, ObjectId, TextureId};
+use std::collections::HashMap;
+
+/// What the plugin registered for each entity, and what it derived from
+/// meshes and materials.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct Tracked {
+    objects: HashMap<Entity, (ObjectId, Vec<TextureId>)>,
+    /// Mesh-space world units per UV unit (None: no triangles with UVs).
+    uv_density: HashMap<AssetId<Mesh>, Option<f32>>,
+    /// The streamed textures each material samples.
+    material_textures: HashMap<AssetId<StandardMaterial>, Vec<TextureId>>,
+    /// Streamed images when objects were last bound.
+    images_seen: usize,
+}
+
+type Drawn<'a> = (
+    Entity,
+    &'a Mesh3d,
+    &'a MeshMaterial3d<StandardMaterial>,
+    &'a GlobalTransform,
+    &'a Aabb,
+);
+
+type Moved = Or<(
+    Changed<GlobalTransform>,
+    Changed<Aabb>,
+    Changed<Mesh3d>,
+    Changed<MeshMaterial3d<StandardMaterial>>,
+)>;
+
+/// Keeps mipstream's objects in step with the entities: new ones register,
+/// moved ones move, ones whose material or mesh changed re-bind, despawned
+/// ones are removed. Everything is re-bound when a streamed image arrives or
+/// goes, or a material or mesh asset changes what it streams.
+#[allow(clippy::too_many_arguments)] // a system's parameters
+pub(crate) fn sync_objects(
+    mut ms: ResMut<Mipstream>,
+    mut tracked: ResMut<Tracked>,
+    meshes: Res<Assets<Mesh>>,
+    materials: Res<Assets<StandardMaterial>>,
+    all: Query<Drawn>,
+    moved: Query<Drawn, Moved>,
+    mut gone_mesh: RemovedComponents<Mesh3d>,
+    mut gone_material: RemovedComponents<MeshMaterial3d<StandardMaterial>>,
+    mut material_events: MessageReader<AssetEvent<StandardMaterial>>,
+    mut mesh_events: MessageReader<AssetEvent<Mesh>>,
+) {
+    let t0 = std::time::Instant::now();
+    let ms = &mut *ms;
+    let t = &mut *tracked;
+    for entity in gone_mesh.read().chain(gone_material.read()) {
+        if let Some((id, _)) = t.objects.remove(&entity) {
+            let _ = ms.streamer.remove_object(id);
+        }
+    }
+    let mut full = std::mem::replace(&mut t.images_seen, ms.images.len()) != ms.images.len()
+        || !ms.removed.is_empty();
+    if full {
+        t.material_textures.clear();
+    }
+    for event in material_events.read() {
+        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = *event {
+            let now = materials.get(id).map(|m| streamed(ms, m));
+            if now.as_ref() != t.material_textures.get(&id) {
+                full = true;
+                t.material_textures.remove(&id);
+            }
+        }
+    }
+    for event in mesh_events.read() {
+        if let AssetEvent::Added { id } | AssetEvent::Modified { id } = *event {
+            t.uv_density.remove(&id);
+            full = true;
+        }
+    }
+    let mut sync = |(entity, mesh, material, transform, aabb): (
+        Entity,
+        &Mesh3d,
+        &MeshMaterial3d<StandardMaterial>,
+        &GlobalTransform,
+        &Aabb,
+    )| {
+        let textures = t
+            .material_textures
+            .entry(material.id())
+            .or_insert_with(|| {
+                materials
+                    .get(material.id())
+                    .map_or(Vec::new(), |m| streamed(ms, m))
+            })
+            .clone();
+        if textures.is_empty() {
+            if let Some((id, _)) = t.objects.remove(&entity) {
+                let _ = ms.streamer.remove_object(id);
+            }
+            return;
+        }
+        let (min, max) = world_bounds(transform, aabb);
+        if let Some((id, bound)) = t.objects.get(&entity) {
+            if *bound == textures {
+                let (c, h) = ((min + max) * 0.5, (max - min) * 0.5);
+                let _ = ms
+                    .streamer
+                    .move_object(*id, convert::vec3(c), convert::vec3(h));
+                return;
+            }
+        }
+        let density = *t
+            .uv_density
+            .entry(mesh.id())
+            .or_insert_with(|| meshes.get(mesh.id()).and_then(uv_density));
+        // without UVs to measure, assume one UV unit spans the object's box
+        let local = density.unwrap_or_else(|| 2.0 * aabb.half_extents.max_element());
+        // a UV transform that tiles the texture n times makes a UV unit 1/n as long
+        let tiling = materials.get(material.id()).map_or(1.0, |m| {
+            m.uv_transform.matrix2.determinant().abs().sqrt().max(1e-6)
+        });
+        let world_per_uv = (local * scale_of(transform) / tiling).max(1e-6);
+        let mut desc = ObjectDesc::aabb(convert::vec3(min), convert::vec3(max));
+        for &texture in &textures {
+            desc = desc.with_texture(texture, world_per_uv);
+        }
+        match t.objects.get(&entity) {
+            Some((id, _)) => {
+                let id = *id;
+                if ms.streamer.set_object(id, desc).is_ok() {
+                    t.objects.insert(entity, (id, textures));
+                }
+            }
+            None => match ms.streamer.register_object(desc) {
+                Ok(id) => {
+                    t.objects.insert(entity, (id, textures));
+                }
+                Err(e) => warn!("mipstream: entity {entity}: {e}"),
+            },
+        }
+    };
+    if full {
+        all.iter().for_each(&mut sync);
+    } else {
+        moved.iter().for_each(&mut sync);
+    }
+    ms.frame_time += t0.elapsed();
+}
+
+/// The streamed textures a material samples, in slot order, once each.
+fn streamed(ms: &Mipstream, m: &StandardMaterial) -> Vec<TextureId> {
+    let mut out: Vec<TextureId> = Vec::new();
+    for image in material_images(m) {
+        if let Some(&t) = ms.images.get(&image) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    // StandardMaterial samples every slot through one UV transform
+    out
+}
+
+/// The world-space box around `aabb` under `transform`.
+fn world_bounds(transform: &GlobalTransform, aabb: &Aabb) -> (Vec3, Vec3) {
+    let m = transform.affine();
+    let c = m.transform_point3(Vec3::from(aabb.center));
+    let h = Vec3::from(aabb.half_extents);
+    let e =
+        m.matrix3.x_axis.abs() * h.x + m.matrix3.y_axis.abs() * h.y + m.matrix3.z_axis.abs() * h.z;
+    (c - Vec3::from(e), c + Vec3::from(e))
+}
+
+/// How much the transform scales lengths on surfaces (the cube root of its
+/// volume scale: exact for uniform scales).
+fn scale_of(transform: &GlobalTransform) -> f32 {
+    transform.affine().matrix3.determinant().abs().cbrt()
+}
+
+/// Mesh-space world units per UV unit: the square root of the mesh's
+/// surface area over its UV area, over every triangle with UVs.
+pub(crate) fn uv_density(mesh: &Mesh) -> Option<f32> {
+    let Some(VertexAttributeValues::Float32x3(p)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION) else {
+        return None;
+    };
+    let Some(VertexAttributeValues::Float32x2(uv)) = mesh.attribute(Mesh::ATTRIBUTE_UV_0) else {
+        return None;
+    };
+    let indices: Vec<usize> = match mesh.indices() {
+        Some(Indices::U16(i)) => i.iter().map(|&i| i as usize).collect(),
+        Some(Indices::U32(i)) => i.iter().map(|&i| i as usize).collect(),
+        None => (0..p.len()).collect(),
+    };
+    let (mut area, mut uv_area) = (0.0f64, 0.0f64);
+    for tri in indices.chunks_exact(3) {
+        let [a, b, c] = [tri[0], tri[1], tri[2]];
+        if a.max(b).max(c) >= p.len().min(uv.len()) {
+            continue;
+        }
+        let (pa, pb, pc) = (Vec3::from(p[a]), Vec3::from(p[b]), Vec3::from(p[c]));
+        area += ((pb - pa).cross(pc - pa).length() * 0.5) as f64;
+        let (ua, ub, uc) = (Vec2::from(uv[a]), Vec2::from(uv[b]), Vec2::from(uv[c]));
+        uv_area += ((ub - ua).perp_dot(uc - ua).abs() * 0.5) as f64;
+    }
+    (area > 0.0 && uv_area > 0.0).then(|| (area / uv_area).sqrt() as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cuboid_spans_its_faces_in_uv() {
+        // Bevy's cuboid maps each face onto the whole UV square: a 2 m cube
+        // has 2 m per UV unit on every face
+        let mesh = Mesh::from(Cuboid::new(2.0, 2.0, 2.0));
+        let d = uv_density(&mesh).unwrap();
+        assert!((d - 2.0).abs() < 1e-4, "{d}");
+        let plane = Mesh::from(Plane3d::default().mesh().size(10.0, 10.0));
+        assert!((uv_density(&plane).unwrap() - 10.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn bounds_follow_rotation_and_scale() {
+        let aabb = Aabb::from_min_max(Vec3::splat(-1.0), Vec3::splat(1.0));
+        let t = GlobalTransform::from(
+            Transform::from_xyz(5.0, 0.0, 0.0)
+                .with_rotation(Quat::from_rotation_y(std::f32::consts::FRAC_PI_4))
+                .with_scale(Vec3::splat(2.0)),
+        );
+        let (min, max) = world_bounds(&t, &aabb);
+        let r = 2.0 * std::f32::consts::SQRT_2;
+        assert!((max.x - (5.0 + r)).abs() < 1e-4 && (min.x - (5.0 - r)).abs() < 1e-4);
+        assert!((max.y - 2.0).abs() < 1e-4);
+        assert!((scale_of(&t) - 2.0).abs() < 1e-4);
+    }
+}

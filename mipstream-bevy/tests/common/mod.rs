@@ -1,0 +1,313 @@
+//! A headless Bevy app on lavapipe (Vulkan) rendering streamed boxes into
+//! an image that every frame is read back.
+//!
+//! Vulkan only: Bevy's GL path on llvmpipe does not compile its SSAO shader.
+
+#![allow(dead_code)] // each test binary uses part of it
+
+use bevy::asset::RenderAssetUsages;
+use bevy::prelude::*;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::settings::{RenderCreation, WgpuSettings};
+use bevy::render::texture::GpuImage;
+use bevy::render::view::Tonemapping;
+use bevy::render::{Extract, ExtractSchedule, Render, RenderApp, RenderPlugin, RenderSystems};
+use bevy::window::ExitCondition;
+use mipstream_bevy::MipstreamPlugin;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// The built-in scene's 20 cooked textures (cooked on first use into the
+/// workspace's `target/mipstream-cache`, which the library's tests fill).
+pub fn builtin_textures() -> Vec<PathBuf> {
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/mipstream-cache");
+    mipstream::demo::scene::BuiltinScene::load_or_cook(&cache, |_, _| {})
+        .expect("cooking the built-in textures")
+        .textures
+}
+
+/// Fails (never skips) without a Vulkan adapter, saying what to install.
+pub fn require_vulkan() {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = wgpu::Backends::VULKAN;
+    let instance = wgpu::Instance::new(desc);
+    if pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+        .is_err()
+    {
+        panic!(
+            "no Vulkan adapter: the Bevy plugin's tests run on lavapipe; install it with \
+             `apt-get install -y mesa-vulkan-drivers` (a GPU driver works too)"
+        );
+    }
+}
+
+/// Frames read back from the render target: (main-world frame, RGBA8 pixels).
+#[derive(Resource, Clone, Default)]
+pub struct Captures(pub Arc<Mutex<Frames>>);
+
+/// (main-world frame, RGBA8 pixels) per frame read back.
+pub type Frames = Vec<(u32, Vec<u8>)>;
+
+#[derive(Resource, Clone)]
+struct Target(Handle<Image>, UVec2);
+
+#[derive(Resource, Default)]
+struct ExtractedFrame(u32);
+
+pub struct Harness {
+    pub app: App,
+    pub captures: Captures,
+    pub size: UVec2,
+}
+
+/// Which of the four quads an entity is.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Quad(pub usize);
+
+/// An app rendering the first four of `textures` on a wall of quads, unlit,
+/// into a `size` image, with the plugin at `budget` bytes.
+pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
+    require_vulkan();
+    let dir = textures[0].parent().unwrap().to_path_buf();
+    let names: Vec<String> = textures
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(AssetPlugin {
+                file_path: dir.to_string_lossy().into_owned(),
+                ..default()
+            })
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                close_when_requested: false,
+                ..default()
+            })
+            .set(RenderPlugin {
+                render_creation: RenderCreation::Automatic(Box::new(WgpuSettings {
+                    backends: Some(wgpu::Backends::VULKAN),
+                    ..default()
+                })),
+                synchronous_pipeline_compilation: true,
+                ..default()
+            }),
+    )
+    .add_plugins(MipstreamPlugin {
+        budget,
+        workers: 1,
+        ..default()
+    });
+    let captures = Captures::default();
+    let mut image = Image::new_target_texture(size.x, size.y, TextureFormat::Rgba8UnormSrgb, None);
+    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+    image.asset_usage = RenderAssetUsages::RENDER_WORLD;
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    app.insert_resource(Target(target.clone(), size));
+    app.add_systems(
+        Startup,
+        move |mut commands: Commands,
+              assets: Res<AssetServer>,
+              mut meshes: ResMut<Assets<Mesh>>,
+              mut materials: ResMut<Assets<StandardMaterial>>,
+              target: Res<Target>| {
+            // a 2x2 wall of quads filling the view, one texture each
+            commands.spawn((
+                Camera3d::default(),
+                bevy::camera::RenderTarget::Image(target.0.clone().into()),
+                Tonemapping::None,
+                Msaa::Off,
+                Transform::from_xyz(0.0, 0.0, 2.7).looking_at(Vec3::ZERO, Vec3::Y),
+            ));
+            let quad = meshes.add(Rectangle::new(2.0, 1.125));
+            for (i, name) in names.iter().cycle().take(4).enumerate() {
+                let material = materials.add(StandardMaterial {
+                    base_color_texture: Some(assets.load(name.clone())),
+                    unlit: true,
+                    ..default()
+                });
+                let (x, y) = ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 1.125 - 0.5625);
+                commands.spawn((
+                    Mesh3d(quad.clone()),
+                    MeshMaterial3d(material),
+                    Transform::from_xyz(x, y, 0.0),
+                    Quad(i),
+                ));
+            }
+        },
+    );
+    let render = app.sub_app_mut(RenderApp);
+    render
+        .insert_resource(captures.clone())
+        .init_resource::<ExtractedFrame>()
+        .add_systems(ExtractSchedule, extract_target)
+        .add_systems(Render, capture.in_set(RenderSystems::Cleanup));
+    app.finish();
+    app.cleanup();
+    Harness {
+        app,
+        captures,
+        size,
+    }
+}
+
+fn extract_target(
+    mut commands: Commands,
+    target: Extract<Res<Target>>,
+    frame: Extract<Res<bevy::diagnostic::FrameCount>>,
+    mut out: ResMut<ExtractedFrame>,
+) {
+    commands.insert_resource(target.clone());
+    out.0 = frame.0;
+}
+
+/// Copies the target to a buffer after the frame is submitted and waits for it.
+fn capture(
+    target: Option<Res<Target>>,
+    frame: Res<ExtractedFrame>,
+    images: Res<RenderAssets<GpuImage>>,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    captures: Res<Captures>,
+) {
+    let Some(target) = target else { return };
+    let Some(gpu) = images.get(&target.0) else {
+        return;
+    };
+    let (w, h) = (target.1.x, target.1.y);
+    let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let device = device.wgpu_device();
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: (row * h) as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        gpu.texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(row),
+                rows_per_image: Some(h),
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    queue.submit([encoder.finish()]);
+    buffer
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        })
+        .unwrap();
+    let data = buffer.get_mapped_range(..).unwrap();
+    let mut pixels = Vec::with_capacity((w * h * 4) as usize);
+    for y in 0..h {
+        let start = (y * row) as usize;
+        pixels.extend_from_slice(&data[start..start + (w * 4) as usize]);
+    }
+    captures.0.lock().unwrap().push((frame.0, pixels));
+}
+
+impl Harness {
+    pub fn mipstream(&self) -> &mipstream_bevy::Mipstream {
+        self.app.world().resource::<mipstream_bevy::Mipstream>()
+    }
+
+    /// Runs one frame; checks the streamer's books and budget after it.
+    pub fn frame(&mut self) {
+        self.app.update();
+        let ms = self.mipstream();
+        let s = ms.streamer();
+        s.check_invariants().unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            s.held_bytes() <= s.budget_bytes(),
+            "frame {}: held {} > budget {}",
+            s.frame(),
+            s.held_bytes(),
+            s.budget_bytes()
+        );
+    }
+
+    /// Runs frames until every streamed texture holds its plan and nothing
+    /// loads (at most `max` frames); returns how many it took.
+    pub fn settle(&mut self, max: u32) -> u32 {
+        for i in 0..max {
+            self.frame();
+            let ms = self.mipstream();
+            if ms.streamed_images() > 0 && i > 10 && ms.streamer().converged() {
+                return i;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!(
+            "did not settle in {max} frames: {:#?}",
+            self.mipstream().report().totals
+        );
+    }
+
+    /// The frame number the main world is at (Bevy's `FrameCount`).
+    pub fn frame_count(&self) -> u32 {
+        self.app
+            .world()
+            .resource::<bevy::diagnostic::FrameCount>()
+            .0
+    }
+
+    /// The picture of main-world frame `frame` (waits a few frames for it).
+    pub fn picture(&mut self, frame: u32) -> Vec<u8> {
+        for _ in 0..8 {
+            if let Some((_, p)) = self
+                .captures
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(f, _)| *f == frame)
+            {
+                return p.clone();
+            }
+            self.frame();
+        }
+        panic!("no picture of frame {frame}");
+    }
+}
+
+/// Mean absolute difference per channel, 0..255.
+pub fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.abs_diff(*y) as f64)
+        .sum::<f64>()
+        / a.len() as f64
+}
+
+/// Writes a picture under the workspace's `target/bevy-test/` (for a person
+/// to look at when a test fails).
+pub fn save(h: &Harness, pixels: &[u8], name: &str) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bevy-test");
+    std::fs::create_dir_all(&dir).unwrap();
+    image::save_buffer(
+        dir.join(name),
+        pixels,
+        h.size.x,
+        h.size.y,
+        image::ExtendedColorType::Rgba8,
+    )
+    .unwrap();
+}
