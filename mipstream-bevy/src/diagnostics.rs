@@ -63,7 +63,7 @@ pub(crate) fn record(ms: Res<Mipstream>, mut diagnostics: Diagnostics) {
     use MipstreamDiagnostics as D;
     const MIB: f64 = (1u64 << 20) as f64;
     let s = &ms.streamer;
-    let stats = &ms.last_stats;
+    let stats = s.frame_stats();
     diagnostics.add_measurement(&D::HELD_MIB, || s.held_bytes() as f64 / MIB);
     diagnostics.add_measurement(&D::BUDGET_MIB, || s.budget_bytes() as f64 / MIB);
     diagnostics.add_measurement(&D::UPLOAD_KIB, || stats.upload_bytes as f64 / 1024.0);

@@ -122,7 +122,6 @@ pub struct Mipstream {
     removed: Vec<AssetId<Image>>,
     /// Materials that use a changed image (marked changed this frame).
     changed_materials: Vec<AssetId<StandardMaterial>>,
-    last_stats: mipstream::streamer::FrameStats,
     /// Time the plugin's main-world systems took this frame (`update` included).
     frame_time: std::time::Duration,
     /// The views of this frame's update.
@@ -165,8 +164,8 @@ impl Mipstream {
     }
 
     /// The last update's statistics.
-    pub fn frame_stats(&self) -> &mipstream::streamer::FrameStats {
-        &self.last_stats
+    pub fn frame_stats(&self) -> mipstream::streamer::FrameStats {
+        self.streamer.frame_stats()
     }
 
     /// What the plugin's main-world systems cost this frame: registering
@@ -228,7 +227,6 @@ impl Plugin for MipstreamPlugin {
             changed: Vec::new(),
             removed: Vec::new(),
             changed_materials: Vec::new(),
-            last_stats: Default::default(),
             frame_time: Default::default(),
             views: Vec::new(),
         });
@@ -286,7 +284,7 @@ fn update(
     let t0 = std::time::Instant::now();
     let ms = &mut *ms;
     ms.views = motion.views(&cameras, time.delta_secs());
-    ms.last_stats = ms.streamer.update(&ms.views);
+    ms.streamer.update(&ms.views);
     ms.changed.clear();
     for id in ms.streamer.take_changed() {
         if let Some(&image) = ms.ids.get(&id) {

@@ -13,18 +13,25 @@ mod common;
 use bevy::prelude::*;
 use common::{builtin_textures, harness, mean_abs_diff, Quad};
 use mipstream_bevy::StreamingBudget;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const SIZE: UVec2 = UVec2::new(512, 288);
 
+/// The app on built-in textures `first..first + 4` at 64 MiB, settled; the
+/// guard keeps the other tests' apps out meanwhile.
+fn settled(first: usize) -> (MutexGuard<'static, ()>, common::Harness) {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let textures = builtin_textures();
+    let mut h = harness(&textures[first..first + 4], 64 << 20, SIZE);
+    h.settle(600);
+    (one, h)
+}
+
 #[test]
 fn a_budget_cut_shows_within_two_frames_and_held_stays_under_budget() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let textures = builtin_textures();
-    let mut h = harness(&textures[1..5], 64 << 20, SIZE);
-    h.settle(600);
+    let (_one, mut h) = settled(1);
     let ms = h.mipstream();
     assert_eq!(ms.streamed_images(), 4);
     assert_eq!(ms.streamer().object_count(), 4, "one object per quad");
@@ -78,10 +85,7 @@ fn a_budget_cut_shows_within_two_frames_and_held_stays_under_budget() {
 
 #[test]
 fn materials_rebind_in_the_frame_their_texture_changes() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let textures = builtin_textures();
-    let mut h = harness(&textures[5..9], 64 << 20, SIZE);
-    h.settle(600);
+    let (_one, mut h) = settled(5);
     let tails = h.mipstream().report().tail_bytes;
     let recycle = h.mipstream().streamer().options().recycle_after_submits;
     assert!(
@@ -129,10 +133,7 @@ fn materials_rebind_in_the_frame_their_texture_changes() {
 
 #[test]
 fn despawned_and_moved_entities_follow_into_the_streamer() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let textures = builtin_textures();
-    let mut h = harness(&textures[9..13], 64 << 20, SIZE);
-    h.settle(600);
+    let (_one, mut h) = settled(9);
     assert_eq!(h.mipstream().streamer().object_count(), 4);
     let quads: Vec<(Entity, usize)> = h
         .app

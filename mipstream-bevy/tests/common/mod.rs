@@ -51,7 +51,7 @@ pub struct Captures(pub Arc<Mutex<Frames>>);
 pub type Frames = Vec<(u32, Vec<u8>)>;
 
 #[derive(Resource, Clone)]
-struct Target(Handle<Image>, UVec2);
+struct Target(Handle<Image>);
 
 #[derive(Resource, Default)]
 struct ExtractedFrame(u32);
@@ -107,7 +107,7 @@ pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     image.asset_usage = RenderAssetUsages::RENDER_WORLD;
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
-    app.insert_resource(Target(target.clone(), size));
+    app.insert_resource(Target(target.clone()));
     app.add_systems(
         Startup,
         move |mut commands: Commands,
@@ -178,48 +178,9 @@ fn capture(
     let Some(gpu) = images.get(&target.0) else {
         return;
     };
-    let (w, h) = (target.1.x, target.1.y);
-    let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
-    let device = device.wgpu_device();
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test readback"),
-        size: (row * h) as u64,
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_texture_to_buffer(
-        gpu.texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(row),
-                rows_per_image: Some(h),
-            },
-        },
-        wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-    );
-    queue.submit([encoder.finish()]);
-    buffer
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: None,
-            timeout: None,
-        })
-        .unwrap();
-    let data = buffer.get_mapped_range(..).unwrap();
-    let mut pixels = Vec::with_capacity((w * h * 4) as usize);
-    for y in 0..h {
-        let start = (y * row) as usize;
-        pixels.extend_from_slice(&data[start..start + (w * 4) as usize]);
-    }
+    let pixels =
+        mipstream::gpu::readback::read_rgba8(device.wgpu_device(), &queue, &gpu.texture, 0, 0)
+            .expect("reading the render target back");
     captures.0.lock().unwrap().push((frame.0, pixels));
 }
 
