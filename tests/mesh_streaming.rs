@@ -9,7 +9,7 @@ mod common;
 use glam::{UVec2, Vec3};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::mesh::{write_mesh, LodData, MeshFile, Vertex};
-use mipstream::streamer::{BelowReason, ResidencyState, StreamerError};
+use mipstream::streamer::{BelowReason, MeshEvent, MeshStorage, ResidencyState, StreamerError};
 use mipstream::{
     Budget, ByteSource, MemorySource, MeshDesc, ObjectDesc, Streamer, StreamerOptions, View,
 };
@@ -425,4 +425,122 @@ fn a_mesh_grows_where_its_old_and_new_lod_do_not_fit_together() {
     }
     assert_eq!(s.mesh_buffers(id).unwrap().lod, 0);
     assert_eq!(s.report().totals.mesh, base + lod0);
+}
+
+/// What an engine holding the LODs itself keeps: each copy by serial.
+#[derive(Default)]
+struct EngineMeshes {
+    held: std::collections::HashMap<u64, (mipstream::MeshId, mipstream::mesh::MeshLod)>,
+    uploads: usize,
+}
+
+impl EngineMeshes {
+    /// Applies the streamer's events in order; an upload of a serial already
+    /// held, or a release of one not held (or of another mesh), fails.
+    fn apply(&mut self, s: &mut Streamer) {
+        for e in s.take_mesh_events() {
+            match e {
+                MeshEvent::Upload { mesh, serial, data } => {
+                    self.uploads += 1;
+                    assert!(self.held.insert(serial, (mesh, data)).is_none(), "{serial}");
+                }
+                MeshEvent::Release { mesh, serial } => {
+                    let (m, _) = self.held.remove(&serial).expect("released what is held");
+                    assert_eq!(m, mesh);
+                }
+            }
+        }
+    }
+
+    /// Bytes the engine's copies take at 48 per vertex and 4 per index.
+    fn bytes(&self) -> u64 {
+        self.held
+            .values()
+            .map(|(_, d)| (d.vertices.len() * 48 + d.indices.len() * 4) as u64)
+            .sum()
+    }
+}
+
+#[test]
+fn an_engine_holding_mesh_lods_uploads_and_frees_what_mipstream_counts() {
+    let g = common::gpu();
+    let mut options = StreamerOptions {
+        budget: Budget::Bytes(64 << 20),
+        workers: 1,
+        mesh_storage: MeshStorage::Engine,
+        ..Default::default()
+    };
+    options.planner.spare_floor = false;
+    let mut s = Streamer::with_options(&g.device, &g.queue, options);
+    let file = grid_file();
+    let lods = file.info().lods.clone();
+    let id = s.register_mesh(MeshDesc::new(file)).unwrap();
+    let mut engine = EngineMeshes::default();
+    engine.apply(&mut s);
+    // registration hands over the coarsest LOD; mipstream holds no buffers
+    let b = s.mesh_buffers(id).unwrap();
+    assert!(b.buffers.is_none());
+    let (_, data) = &engine.held[&b.serial];
+    assert_eq!(
+        (data.lod, data.indices.len()),
+        (4, lods[4].index_count as usize)
+    );
+    assert_eq!(engine.bytes(), s.report().totals.mesh);
+    s.register_object(ObjectDesc::aabb(Vec3::splat(-0.5), Vec3::splat(0.5)).with_mesh(id, 1.0))
+        .unwrap();
+    // in, then out again: after every update the drawn copy is one the engine
+    // holds, of the LOD mipstream says, and the engine holds what is counted
+    let mut finest = 4;
+    for z in [40.0, 8.0, 3.0, 1.0, 3.0, 8.0, 40.0] {
+        let v = camera(z);
+        let start = std::time::Instant::now();
+        loop {
+            s.update(std::slice::from_ref(&v));
+            engine.apply(&mut s);
+            s.check_invariants().unwrap();
+            let b = s.mesh_buffers(id).unwrap();
+            let (_, drawn) = engine.held.get(&b.serial).expect("the drawn copy is held");
+            assert_eq!(drawn.lod, b.lod);
+            assert_eq!(drawn.indices.len() as u32, b.index_count);
+            assert_eq!(engine.bytes(), s.report().totals.mesh, "z {z}");
+            finest = finest.min(b.lod);
+            let st = s.mesh_status(id).unwrap();
+            if s.converged() && st.resident == st.planned {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "{}", s.report());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    assert_eq!(finest, 0, "the close camera drew LOD 0");
+    assert_eq!(
+        s.mesh_status(id).unwrap().resident,
+        4,
+        "far again: the coarsest"
+    );
+    assert_eq!(engine.held.len(), 1, "only the coarsest is held");
+    assert!(engine.uploads >= 4, "{} uploads", engine.uploads);
+    s.remove_mesh(id).unwrap();
+    engine.apply(&mut s);
+    assert!(engine.held.is_empty());
+    assert_eq!(s.report().totals.mesh, 0);
+}
+
+#[test]
+fn a_refused_engine_mesh_is_a_typed_error_and_nothing_is_handed_over() {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            mesh_storage: MeshStorage::Engine,
+            workers: 1,
+            ..Default::default()
+        },
+    );
+    s.inject_out_of_memory(1);
+    let err = s.register_mesh(MeshDesc::new(grid_file())).unwrap_err();
+    assert!(err.to_string().contains("out of GPU memory"), "{err}");
+    assert!(s.take_mesh_events().is_empty());
+    assert_eq!(s.report().totals.mesh, 0);
 }

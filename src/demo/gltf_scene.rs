@@ -302,20 +302,23 @@ impl StreamedScene {
             let Some(binding) = self.bindings.get(material).and_then(Option::as_ref) else {
                 continue;
             };
-            let draw = |b: &'a crate::gpu::GpuMesh, fade: f32| MeshDraw {
-                vertex: &b.vertex,
-                index: &b.index,
-                index_count: b.index_count,
-                model: inst.model,
-                material: binding,
-                fade,
+            // this scene's streamer holds its own buffers (`MeshStorage::Buffers`)
+            let draw = |b: &'a crate::gpu::GpuMesh, fade: f32| {
+                b.buffers.as_ref().map(|buffers| MeshDraw {
+                    vertex: &buffers.vertex,
+                    index: &buffers.index,
+                    index_count: b.index_count,
+                    model: inst.model,
+                    material: binding,
+                    fade,
+                })
             };
             match streamer.mesh_fade(id).ok().flatten() {
                 Some((old, t)) if t < 1.0 => {
-                    out.push(draw(buffers, t));
-                    out.push(draw(old, -t));
+                    out.extend(draw(buffers, t));
+                    out.extend(draw(old, -t));
                 }
-                _ => out.push(draw(buffers, 0.0)),
+                _ => out.extend(draw(buffers, 0.0)),
             }
         }
         out

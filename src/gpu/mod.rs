@@ -13,7 +13,7 @@ pub mod store;
 pub mod upload;
 
 pub use readback::{read_rgba8, ReadbackError};
-pub use store::{AllocError, GpuMesh, GpuStore};
+pub use store::{AllocError, GpuMesh, GpuStore, MeshBuffers};
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

@@ -24,19 +24,39 @@ use crate::transcode::LevelImage;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// One mesh LOD on the GPU: its vertex and index buffers.
+/// One mesh LOD on the GPU: its vertex and index buffers, or (with
+/// [`crate::streamer::MeshStorage::Engine`]) the engine's copy of it, known
+/// by its serial.
 #[derive(Debug)]
 pub struct GpuMesh {
+    /// mipstream's buffers; `None` when the engine holds the LOD.
+    pub buffers: Option<MeshBuffers>,
+    /// The LOD held.
+    pub lod: u32,
+    /// Indices to draw.
+    pub index_count: u32,
+    /// Bytes of both buffers (48 per vertex, 4 per index).
+    pub bytes: u64,
+    /// Unique among the store's meshes: the key of an engine-held LOD in
+    /// [`crate::streamer::MeshEvent`]s.
+    pub serial: u64,
+}
+
+/// The buffers of a mesh LOD mipstream holds.
+#[derive(Debug)]
+pub struct MeshBuffers {
     /// Vertices ([`crate::mesh::Vertex`], 48 bytes each).
     pub vertex: wgpu::Buffer,
     /// `u32` indices, three per triangle.
     pub index: wgpu::Buffer,
-    /// The LOD the buffers hold.
-    pub lod: u32,
-    /// Indices to draw.
-    pub index_count: u32,
-    /// Bytes of both buffers.
-    pub bytes: u64,
+}
+
+/// Bytes a mesh LOD's buffers take (wgpu wants non-empty buffers).
+fn mesh_sizes(data: &MeshLod) -> [u64; 2] {
+    [
+        (std::mem::size_of_val(data.vertices.as_slice()) as u64).max(4),
+        (std::mem::size_of_val(data.indices.as_slice()) as u64).max(4),
+    ]
 }
 
 /// A failed GPU allocation.
@@ -84,6 +104,8 @@ pub struct GpuStore {
     faults: Option<Arc<Faults>>,
     live_textures: u64,
     live_meshes: u64,
+    /// The last mesh serial handed out.
+    mesh_serial: u64,
 }
 
 impl GpuStore {
@@ -100,6 +122,7 @@ impl GpuStore {
             faults: None,
             live_textures: 0,
             live_meshes: 0,
+            mesh_serial: 0,
         }
     }
 
@@ -272,10 +295,7 @@ impl GpuStore {
         let vertex_bytes: &[u8] = bytemuck::cast_slice(&data.vertices);
         let index_bytes: &[u8] = bytemuck::cast_slice(&data.indices);
         // wgpu wants sizes in multiples of 4 (both are) and non-zero buffers
-        let sizes = [
-            vertex_bytes.len().max(4) as u64,
-            index_bytes.len().max(4) as u64,
-        ];
+        let sizes = mesh_sizes(data);
         let bytes = sizes[0] + sizes[1];
         if self.injected_oom() {
             return Err(AllocError::OutOfMemory {
@@ -321,12 +341,41 @@ impl GpuStore {
         self.staging_in_flight.fetch_add(staged, Ordering::AcqRel);
         self.unsubmitted_staging += staged;
         self.live_meshes += bytes;
+        self.mesh_serial += 1;
         Ok(GpuMesh {
-            vertex,
-            index,
+            buffers: Some(MeshBuffers { vertex, index }),
             lod: data.lod,
             index_count: data.indices.len() as u32,
             bytes,
+            serial: self.mesh_serial,
+        })
+    }
+
+    /// Counts a mesh LOD the engine uploads and holds itself (its buffers
+    /// in the engine's layout of the same 48-byte vertices and `u32`
+    /// indices): the same bytes [`create_mesh`](Self::create_mesh) would
+    /// allocate, no buffers and no staging here. Injected out-of-memory
+    /// faults refuse it as they refuse buffers.
+    pub fn count_engine_mesh(
+        &mut self,
+        label: &str,
+        data: &MeshLod,
+    ) -> Result<GpuMesh, AllocError> {
+        let bytes = mesh_sizes(data).iter().sum();
+        if self.injected_oom() {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        self.live_meshes += bytes;
+        self.mesh_serial += 1;
+        Ok(GpuMesh {
+            buffers: None,
+            lod: data.lod,
+            index_count: data.indices.len() as u32,
+            bytes,
+            serial: self.mesh_serial,
         })
     }
 

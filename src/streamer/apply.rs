@@ -307,7 +307,7 @@ impl Streamer {
             let e = self.meshes.get_mut(id).expect("decided on a live mesh");
             if let Some(d) = e.detail.take() {
                 e.since_frame = frame;
-                self.gpu.release_mesh(d);
+                self.free_mesh(id, d);
             }
         } else {
             self.swap_detail(id, None);
@@ -327,8 +327,10 @@ impl Streamer {
         if !fade {
             self.swap_detail(id, None);
         }
-        match self.gpu.create_mesh(&label, &data) {
+        match self.make_mesh(&label, &data) {
             Ok(new) => {
+                let serial = new.serial;
+                self.handed_over(id, serial, data);
                 self.swap_detail(id, Some(new));
                 self.stats.upload_bytes += upload;
                 self.stats.uploads += 1;

@@ -125,7 +125,7 @@ impl Streamer {
             e.load = LoadState::default();
             e.since_frame = frame;
             for m in detail.into_iter().chain(fading) {
-                self.gpu.release_mesh(m);
+                self.free_mesh(id, m);
             }
         }
         self.gpu.trim_pool(0);

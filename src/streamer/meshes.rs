@@ -18,7 +18,7 @@ use crate::ids::MeshId;
 use crate::mesh::{LodInfo, MeshFile, MeshLod, VERTEX_STRIDE};
 use crate::plan::{MeshPlan, MeshResident, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
-use crate::streamer::MeshDesc;
+use crate::streamer::{MeshDesc, MeshStorage};
 use crate::worker::{LoadKey, MeshLoadError, MeshLoadRequest, MeshLoadResult};
 
 /// One registered mesh.
@@ -98,6 +98,31 @@ impl MeshEntry {
     }
 }
 
+/// What an engine holding mesh LODs itself
+/// ([`MeshStorage::Engine`](crate::streamer::MeshStorage::Engine)) must do,
+/// in order, from [`Streamer::take_mesh_events`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeshEvent {
+    /// Upload this LOD and keep it until its `Release`; from now on, draw
+    /// `mesh` with it whenever [`Streamer::mesh_buffers`]' `serial` is
+    /// this one.
+    Upload {
+        /// The mesh.
+        mesh: MeshId,
+        /// The key of this copy ([`crate::gpu::GpuMesh::serial`]).
+        serial: u64,
+        /// The LOD's vertices and indices.
+        data: MeshLod,
+    },
+    /// The copy `serial` is no longer drawn or counted: free it.
+    Release {
+        /// The mesh.
+        mesh: MeshId,
+        /// The copy.
+        serial: u64,
+    },
+}
+
 /// A mesh's state in brief.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MeshStatus {
@@ -127,7 +152,7 @@ impl Streamer {
                 label: label.clone(),
                 source,
             })?;
-        let base = match self.gpu.create_mesh(&label, &data) {
+        let base = match self.make_mesh(&label, &data) {
             Ok(b) => b,
             Err(e) => {
                 self.alloc_failed(e.clone());
@@ -140,6 +165,7 @@ impl Streamer {
             lod_errors: info.lods.iter().map(|l| l.error).collect(),
             boost: desc.priority,
         };
+        let serial = base.serial;
         let id: MeshId = self.meshes.insert(MeshEntry {
             label,
             file: desc.file,
@@ -153,7 +179,49 @@ impl Streamer {
             load: LoadState::default(),
         });
         self.planner.set_mesh(id.index(), plan);
+        self.handed_over(id, serial, data);
         Ok(id)
+    }
+
+    /// Buffers for a LOD, or its count when the engine holds it.
+    pub(super) fn make_mesh(
+        &mut self,
+        label: &str,
+        data: &MeshLod,
+    ) -> Result<GpuMesh, crate::gpu::AllocError> {
+        match self.options.mesh_storage {
+            MeshStorage::Buffers => self.gpu.create_mesh(label, data),
+            MeshStorage::Engine => self.gpu.count_engine_mesh(label, data),
+        }
+    }
+
+    /// A LOD made by `make_mesh` and now held: the engine hears of it.
+    pub(super) fn handed_over(&mut self, mesh: MeshId, serial: u64, data: MeshLod) {
+        if self.options.mesh_storage == MeshStorage::Engine {
+            self.mesh_events
+                .push(MeshEvent::Upload { mesh, serial, data });
+        }
+    }
+
+    /// Gives a mesh LOD back: its bytes stop counting, and an engine that
+    /// holds it hears it may free it.
+    pub(super) fn free_mesh(&mut self, mesh: MeshId, m: GpuMesh) {
+        if self.options.mesh_storage == MeshStorage::Engine {
+            self.mesh_events.push(MeshEvent::Release {
+                mesh,
+                serial: m.serial,
+            });
+        }
+        self.gpu.release_mesh(m);
+    }
+
+    /// With [`MeshStorage::Engine`]: the LODs to upload and to free since
+    /// the last call, in order (registration and `update` add to them).
+    /// Apply them all before drawing: the LOD to draw a mesh with is the
+    /// copy whose serial [`mesh_buffers`](Self::mesh_buffers) names. Empty
+    /// with [`MeshStorage::Buffers`].
+    pub fn take_mesh_events(&mut self) -> Vec<MeshEvent> {
+        std::mem::take(&mut self.mesh_events)
     }
 
     /// Registers the mesh in a `.msmesh` file.
@@ -171,9 +239,9 @@ impl Streamer {
         if let Some(lod) = e.requested {
             self.loader.cancel(mesh_key(id), lod);
         }
-        self.gpu.release_mesh(e.base);
+        self.free_mesh(id, e.base);
         for d in e.detail.into_iter().chain(e.fading.and_then(|(f, _)| f)) {
-            self.gpu.release_mesh(d);
+            self.free_mesh(id, d);
         }
         self.planner.remove_mesh(id.index());
         let affected: Vec<crate::ObjectId> = self
@@ -224,7 +292,7 @@ impl Streamer {
                 .is_some_and(|(_, at)| over || frame >= at + frames)
             {
                 if let Some((Some(old), _)) = e.fading.take() {
-                    self.gpu.release_mesh(old);
+                    self.free_mesh(id, old);
                 }
             }
         }
@@ -247,7 +315,7 @@ impl Streamer {
             release.extend(old);
         }
         for m in release {
-            self.gpu.release_mesh(m);
+            self.free_mesh(id, m);
         }
     }
 

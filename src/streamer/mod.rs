@@ -101,8 +101,10 @@ mod work;
 pub use crate::ids::{MeshId, ObjectId, TextureId};
 pub use crate::plan::Policy;
 pub use crate::plan::ViewError;
-pub use meshes::MeshStatus;
-pub use options::{Budget, MeshDesc, ObjectDesc, SettingsError, StreamerOptions, TextureDesc};
+pub use meshes::{MeshEvent, MeshStatus};
+pub use options::{
+    Budget, MeshDesc, MeshStorage, ObjectDesc, SettingsError, StreamerOptions, TextureDesc,
+};
 pub use prepare::{PreparedTexture, TexturePreparer};
 pub use report::{
     BelowReason, FrameStats, InvariantViolation, LossSource, MeshReport, OomEvent, ResidencyReport,
@@ -199,6 +201,8 @@ pub struct Streamer {
     /// What last frame's work held back (its `held_back` reason to clear).
     held: Vec<work::Asset>,
     meshes: Slots<meshes::MeshEntry>,
+    /// Engine-held meshes' uploads and releases since `take_mesh_events`.
+    mesh_events: Vec<MeshEvent>,
     objects: Slots<ObjectEntry>,
     frame: u64,
     stats: FrameStats,
@@ -263,6 +267,7 @@ impl Streamer {
             texture_tails: 0,
             held: Vec::new(),
             meshes: Slots::owned_by(owner),
+            mesh_events: Vec::new(),
             objects: Slots::owned_by(owner),
             frame: 0,
             stats: FrameStats::default(),

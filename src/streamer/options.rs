@@ -72,6 +72,10 @@ pub struct StreamerOptions {
     /// count, and a budget that needs them ends the fade at once. Default: 0
     /// (swaps pop).
     pub mesh_cross_fade_frames: u32,
+    /// Who holds mesh LODs' buffers: mipstream (default) or the engine,
+    /// which uploads each LOD from a [`crate::streamer::MeshEvent`] in its
+    /// own mesh allocator.
+    pub mesh_storage: MeshStorage,
     /// The planner's tunables.
     pub planner: PlannerOptions,
 }
@@ -91,6 +95,7 @@ impl Default for StreamerOptions {
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,
             mesh_cross_fade_frames: 0,
+            mesh_storage: MeshStorage::Buffers,
             planner: PlannerOptions::default(),
         }
     }
@@ -367,6 +372,23 @@ impl ObjectDesc {
         self.meshes.push((mesh, scale));
         self
     }
+}
+
+/// Who holds the buffers of the mesh LODs mipstream streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MeshStorage {
+    /// mipstream's own vertex and index buffers
+    /// ([`crate::Streamer::mesh_buffers`]), drawn by the engine.
+    #[default]
+    Buffers,
+    /// The engine's: mipstream plans, loads and counts each LOD as before,
+    /// but hands its data over ([`crate::Streamer::take_mesh_events`]) for
+    /// the engine to upload into its own mesh allocator, and says when the
+    /// engine's copy may go. For engines that draw meshes only from their
+    /// own buffers (Bevy's `MeshAllocator`). The budget counts each LOD at
+    /// 48 bytes per vertex and 4 per index, what an engine storing the same
+    /// attributes holds; the engine's upload staging is its own.
+    Engine,
 }
 
 /// A mesh to register: its LOD chain's file.
