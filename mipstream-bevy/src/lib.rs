@@ -1,5 +1,6 @@
-//! Textures of Bevy `StandardMaterial` scenes streamed mip by mip under a GPU
-//! memory budget by [mipstream](https://docs.rs/mipstream).
+//! Textures of Bevy `StandardMaterial` scenes streamed mip by mip, and the
+//! meshes of cooked scenes LOD by LOD, under one GPU memory budget by
+//! [mipstream](https://docs.rs/mipstream).
 //!
 //! ```no_run
 //! use bevy::prelude::*;
@@ -57,26 +58,35 @@
 //!   `DiagnosticsStore` (held and budget MiB, uploads, textures below what
 //!   the view wants) and [`Mipstream::report`] for everything else.
 //!
-//! Not yet: mesh LODs from a cooked `scene.json` (the streamer's meshes are
-//! wgpu buffers of its own; Bevy draws meshes from its mesh allocator's
-//! slabs, so swapping them needs a `RenderMesh` of mipstream's buffers).
+//! - **Cooked scenes with mesh LODs.** [`SpawnStreamedScene`] (or
+//!   [`spawn_streamed_scene`]) spawns a `scene.json` written by `mipstream
+//!   cook-gltf`: its textures stream as above and its meshes LOD by LOD
+//!   under the same budget. mipstream plans, reads and counts the LODs
+//!   ([`mipstream::streamer::MeshStorage::Engine`]); each LOD it hands over
+//!   becomes a render-world-only `Mesh` (its bytes live once, in Bevy's mesh
+//!   allocator), and each entity's `Mesh3d` is set to the LOD to draw in the
+//!   frame it changes ([`StreamedMesh`]). A mesh leaves the streamer when
+//!   the last entity showing it despawns.
 
 mod diagnostics;
 mod loader;
 mod objects;
 mod render;
+mod scene;
 mod views;
 
 pub use diagnostics::MipstreamDiagnostics;
 pub use loader::{ImageClass, StreamedImageLoader, StreamedImageSettings, StreamedLoadError};
 pub use render::{AuditCounts, BindingAudit};
+pub use scene::{spawn_streamed_scene, SceneSpawnError, SpawnStreamedScene, StreamedMesh};
 
 use bevy::asset::AssetEventSystems;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::RenderApp;
 use bevy::transform::TransformSystems;
-use mipstream::{Budget, Streamer, StreamerOptions, TextureId};
+use mipstream::streamer::MeshStorage;
+use mipstream::{Budget, MeshId, Streamer, StreamerOptions, TextureId};
 use std::collections::HashMap;
 
 /// Streams the textures of `StandardMaterial` scenes under a GPU memory budget.
@@ -84,7 +94,8 @@ use std::collections::HashMap;
 /// Add it after `DefaultPlugins` (it needs Bevy's render device).
 #[derive(Debug, Clone)]
 pub struct MipstreamPlugin {
-    /// GPU bytes mipstream may hold (textures and upload staging). Change it
+    /// GPU bytes mipstream may hold (textures, mesh LODs and texture upload
+    /// staging). Change it
     /// at run time through the [`StreamingBudget`] resource.
     pub budget: u64,
     /// Upload bytes per frame (mipstream's `upload_bytes_per_frame`).
@@ -126,6 +137,12 @@ pub struct Mipstream {
     frame_time: std::time::Duration,
     /// The views of this frame's update.
     views: Vec<mipstream::View>,
+    /// The `Mesh` asset of every mesh LOD mipstream handed over, by serial.
+    mesh_lods: HashMap<u64, Handle<Mesh>>,
+    /// Mesh units per UV unit of each streamed mesh's first LOD.
+    mesh_densities: HashMap<MeshId, Option<f32>>,
+    /// LODs handed over so far.
+    mesh_uploads: u64,
 }
 
 impl Mipstream {
@@ -147,6 +164,17 @@ impl Mipstream {
     /// How many images stream.
     pub fn streamed_images(&self) -> usize {
         self.images.len()
+    }
+
+    /// Mesh LODs mipstream handed over to Bevy so far (registration's
+    /// coarsest ones included).
+    pub fn mesh_uploads(&self) -> u64 {
+        self.mesh_uploads
+    }
+
+    /// Mesh LODs Bevy holds for mipstream now.
+    pub fn held_mesh_lods(&self) -> usize {
+        self.mesh_lods.len()
     }
 
     /// The cameras of the last update, as mipstream saw them.
@@ -215,6 +243,8 @@ impl Plugin for MipstreamPlugin {
             workers: self.workers.max(1),
             // Bevy records frame N while frame N+1 updates: see the crate docs
             recycle_after_submits: 3,
+            // Bevy draws meshes only from its own mesh allocator
+            mesh_storage: MeshStorage::Engine,
             ..Default::default()
         };
         let streamer = Streamer::try_with_options(device.wgpu_device(), queue, options)
@@ -229,6 +259,9 @@ impl Plugin for MipstreamPlugin {
             changed_materials: Vec::new(),
             frame_time: Default::default(),
             views: Vec::new(),
+            mesh_lods: HashMap::new(),
+            mesh_densities: HashMap::new(),
+            mesh_uploads: 0,
         });
         app.configure_sets(
             PostUpdate,
@@ -250,6 +283,7 @@ impl Plugin for MipstreamPlugin {
                 (
                     apply_budget,
                     update,
+                    scene::draw_lods,
                     invalidate_materials,
                     diagnostics::record,
                 )

@@ -147,7 +147,7 @@ impl AssetLoader for StreamedImageLoader {
 
 /// What Bevy prepares before mipstream's texture replaces it: one texel
 /// (grey, or a flat normal), with the settings' sampler.
-fn placeholder(settings: &StreamedImageSettings) -> Image {
+pub(crate) fn placeholder(settings: &StreamedImageSettings) -> Image {
     let (texel, format) = match settings.class {
         ImageClass::Color => ([128, 128, 128, 255], TextureFormat::Rgba8UnormSrgb),
         ImageClass::Normal => ([128, 128, 255, 255], TextureFormat::Rgba8Unorm),

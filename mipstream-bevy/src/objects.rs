@@ -1,17 +1,20 @@
 //! Entities drawn with streamed images become mipstream objects.
 
+use crate::scene::StreamedMesh;
 use crate::{convert, material_images, Mipstream};
 use bevy::camera::primitives::Aabb;
 use bevy::mesh::{Indices, VertexAttributeValues};
 use bevy::prelude::*;
-use mipstream::{ObjectDesc, ObjectId, TextureId};
+use mipstream::{MeshId, ObjectDesc, ObjectId, TextureId};
 use std::collections::HashMap;
 
 /// What the plugin registered for each entity, and what it derived from
 /// meshes and materials.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct Tracked {
-    objects: HashMap<Entity, (ObjectId, Vec<TextureId>)>,
+    objects: HashMap<Entity, (ObjectId, Bound)>,
+    /// Entities showing each streamed mesh (the mesh goes when none does).
+    mesh_users: HashMap<Entity, MeshId>,
     /// Mesh-space world units per UV unit (None: no triangles with UVs).
     uv_density: HashMap<AssetId<Mesh>, Option<f32>>,
     /// The streamed textures each material samples.
@@ -20,12 +23,16 @@ pub(crate) struct Tracked {
     images_seen: usize,
 }
 
+/// What an object was registered with: its streamed textures and mesh.
+type Bound = (Vec<TextureId>, Option<MeshId>);
+
 type Drawn<'a> = (
     Entity,
     &'a Mesh3d,
     &'a MeshMaterial3d<StandardMaterial>,
     &'a GlobalTransform,
     &'a Aabb,
+    Option<&'a StreamedMesh>,
 );
 
 type Moved = Or<(
@@ -33,6 +40,7 @@ type Moved = Or<(
     Changed<Aabb>,
     Changed<Mesh3d>,
     Changed<MeshMaterial3d<StandardMaterial>>,
+    Changed<StreamedMesh>,
 )>;
 
 /// Keeps mipstream's objects in step with the entities: new ones register,
@@ -49,15 +57,33 @@ pub(crate) fn sync_objects(
     moved: Query<Drawn, Moved>,
     mut gone_mesh: RemovedComponents<Mesh3d>,
     mut gone_material: RemovedComponents<MeshMaterial3d<StandardMaterial>>,
+    mut gone_streamed: RemovedComponents<StreamedMesh>,
+    new_streamed: Query<(Entity, &StreamedMesh), Changed<StreamedMesh>>,
     mut material_events: MessageReader<AssetEvent<StandardMaterial>>,
     mut mesh_events: MessageReader<AssetEvent<Mesh>>,
 ) {
     let t0 = std::time::Instant::now();
     let ms = &mut *ms;
     let t = &mut *tracked;
-    for entity in gone_mesh.read().chain(gone_material.read()) {
+    let gone_streamed: Vec<Entity> = gone_streamed.read().collect();
+    for entity in gone_mesh
+        .read()
+        .chain(gone_material.read())
+        .chain(gone_streamed.iter().copied())
+    {
         if let Some((id, _)) = t.objects.remove(&entity) {
             let _ = ms.streamer.remove_object(id);
+        }
+    }
+    for (entity, streamed) in &new_streamed {
+        t.mesh_users.insert(entity, streamed.mesh);
+    }
+    for entity in gone_streamed {
+        if let Some(mesh) = t.mesh_users.remove(&entity) {
+            if !t.mesh_users.values().any(|&m| m == mesh) {
+                // the last entity showing it: the mesh and its LODs go
+                let _ = ms.streamer.remove_mesh(mesh);
+            }
         }
     }
     let mut full = std::mem::replace(&mut t.images_seen, ms.images.len()) != ms.images.len()
@@ -75,17 +101,21 @@ pub(crate) fn sync_objects(
         }
     }
     for event in mesh_events.read() {
+        // only meshes measured (or looked for) before: streamed LODs
+        // arrive as new meshes every swap and change nothing here
         if let AssetEvent::Added { id } | AssetEvent::Modified { id } = *event {
-            t.uv_density.remove(&id);
-            full = true;
+            if t.uv_density.remove(&id).is_some() {
+                full = true;
+            }
         }
     }
-    let mut sync = |(entity, mesh, material, transform, aabb): (
+    let mut sync = |(entity, mesh, material, transform, aabb, streamed_mesh): (
         Entity,
         &Mesh3d,
         &MeshMaterial3d<StandardMaterial>,
         &GlobalTransform,
         &Aabb,
+        Option<&StreamedMesh>,
     )| {
         let textures = t
             .material_textures
@@ -96,15 +126,16 @@ pub(crate) fn sync_objects(
                     .map_or(Vec::new(), |m| streamed(ms, m))
             })
             .clone();
-        if textures.is_empty() {
+        let bound: Bound = (textures, streamed_mesh.map(|s| s.mesh));
+        if bound.0.is_empty() && bound.1.is_none() {
             if let Some((id, _)) = t.objects.remove(&entity) {
                 let _ = ms.streamer.remove_object(id);
             }
             return;
         }
         let (min, max) = world_bounds(transform, aabb);
-        if let Some((id, bound)) = t.objects.get(&entity) {
-            if *bound == textures {
+        if let Some((id, old)) = t.objects.get(&entity) {
+            if *old == bound {
                 let (c, h) = ((min + max) * 0.5, (max - min) * 0.5);
                 let _ = ms
                     .streamer
@@ -112,10 +143,15 @@ pub(crate) fn sync_objects(
                 return;
             }
         }
-        let density = *t
-            .uv_density
-            .entry(mesh.id())
-            .or_insert_with(|| meshes.get(mesh.id()).and_then(uv_density));
+        let density = match streamed_mesh {
+            // measured on the LOD mipstream handed over first; the `Mesh`
+            // assets of streamed LODs live in the render world only
+            Some(s) => s.units_per_uv,
+            None => *t
+                .uv_density
+                .entry(mesh.id())
+                .or_insert_with(|| meshes.get(mesh.id()).and_then(uv_density)),
+        };
         // without UVs to measure, assume one UV unit spans the object's box
         let local = density.unwrap_or_else(|| 2.0 * aabb.half_extents.max_element());
         // a UV transform that tiles the texture n times makes a UV unit 1/n as long
@@ -124,19 +160,22 @@ pub(crate) fn sync_objects(
         });
         let world_per_uv = (local * scale_of(transform) / tiling).max(1e-6);
         let mut desc = ObjectDesc::aabb(convert::vec3(min), convert::vec3(max));
-        for &texture in &textures {
+        for &texture in &bound.0 {
             desc = desc.with_texture(texture, world_per_uv);
+        }
+        if let Some(mesh) = bound.1 {
+            desc = desc.with_mesh(mesh, scale_of(transform));
         }
         match t.objects.get(&entity) {
             Some((id, _)) => {
                 let id = *id;
                 if ms.streamer.set_object(id, desc).is_ok() {
-                    t.objects.insert(entity, (id, textures));
+                    t.objects.insert(entity, (id, bound));
                 }
             }
             None => match ms.streamer.register_object(desc) {
                 Ok(id) => {
-                    t.objects.insert(entity, (id, textures));
+                    t.objects.insert(entity, (id, bound));
                 }
                 Err(e) => warn!("mipstream: entity {entity}: {e}"),
             },
@@ -194,6 +233,11 @@ pub(crate) fn uv_density(mesh: &Mesh) -> Option<f32> {
         Some(Indices::U32(i)) => i.iter().map(|&i| i as usize).collect(),
         None => (0..p.len()).collect(),
     };
+    triangle_density(p, uv, &indices)
+}
+
+/// The same for triangles given as positions, UVs and indices.
+pub(crate) fn triangle_density(p: &[[f32; 3]], uv: &[[f32; 2]], indices: &[usize]) -> Option<f32> {
     let (mut area, mut uv_area) = (0.0f64, 0.0f64);
     for tri in indices.chunks_exact(3) {
         let [a, b, c] = [tri[0], tri[1], tri[2]];

@@ -1,10 +1,12 @@
 //! The render world: streamed textures replace their images' `GpuImage`s
 //! after Bevy prepares images and before it prepares materials.
 
-use crate::Mipstream;
+use crate::{Mipstream, StreamedMesh};
 use bevy::pbr::MeshMaterial3d;
 use bevy::prelude::*;
 use bevy::render::erased_render_asset::{prepare_erased_assets, ExtractedAssets};
+use bevy::render::mesh::allocator::MeshAllocator;
+use bevy::render::mesh::RenderMesh;
 use bevy::render::render_asset::{prepare_assets, RenderAssets};
 use bevy::render::render_resource::{Extent3d, Texture, TextureFormat, TextureUsages, TextureView};
 use bevy::render::texture::GpuImage;
@@ -30,6 +32,9 @@ struct RenderStreamed {
     changed: Vec<AssetId<Image>>,
     /// Materials that use them (all must be prepared again this frame).
     materials: Vec<AssetId<StandardMaterial>>,
+    /// Streamed-mesh entities: the mesh they draw, whether it is
+    /// mipstream's current LOD, and that LOD's vertex and index counts.
+    meshes: Vec<(AssetId<Mesh>, bool, u32, u32)>,
 }
 
 /// What the render world checked, every frame: after the swap, each
@@ -55,6 +60,17 @@ pub struct AuditCounts {
     pub stale_materials: u64,
     /// Time the render world's swap took, all frames together.
     pub render_time: std::time::Duration,
+    /// Entity-frames of [`crate::StreamedMesh`] entities checked once Bevy
+    /// had allocated the frame's meshes.
+    pub mesh_checks: u64,
+    /// Of those: the entity's `Mesh3d` was not the LOD mipstream draws it with.
+    pub meshes_not_current: u64,
+    /// Of those: Bevy's mesh allocator held no vertices or indices for its
+    /// mesh (it would not be drawn).
+    pub meshes_not_drawable: u64,
+    /// Of those: what Bevy holds differs from what mipstream counts (the
+    /// vertex stride is not 48 bytes, or the vertex or index count differs).
+    pub mesh_size_mismatches: u64,
 }
 
 impl BindingAudit {
@@ -81,12 +97,27 @@ pub(crate) fn build(render_app: &mut SubApp, audit: BindingAudit) {
                     .in_set(RenderSystems::PrepareAssets)
                     .after(prepare_assets::<GpuImage>)
                     .before(prepare_erased_assets::<MeshMaterial3d<StandardMaterial>>),
-                audit_images.in_set(RenderSystems::PrepareBindGroups),
+                (audit_images, audit_meshes).in_set(RenderSystems::PrepareBindGroups),
             ),
         );
 }
 
-fn extract(ms: Extract<Res<Mipstream>>, mut out: ResMut<RenderStreamed>) {
+fn extract(
+    ms: Extract<Res<Mipstream>>,
+    drawn: Extract<Query<(&StreamedMesh, &Mesh3d)>>,
+    mut out: ResMut<RenderStreamed>,
+) {
+    out.meshes.clear();
+    for (streamed, mesh3d) in &drawn {
+        let Ok(b) = ms.streamer.mesh_buffers(streamed.mesh) else {
+            continue;
+        };
+        // mipstream counts 48 bytes a vertex and 4 an index
+        let vertices = ((b.bytes - 4 * b.index_count as u64) / 48) as u32;
+        let current = ms.drawn_mesh(streamed.mesh).map(|h| h.id()) == Some(mesh3d.id());
+        out.meshes
+            .push((mesh3d.id(), current, vertices, b.index_count));
+    }
     for id in &ms.removed {
         out.images.remove(id);
     }
@@ -192,4 +223,37 @@ fn audit_images(
         })
         .count() as u64;
     audit.add(|c| c.not_swapped += not_swapped);
+}
+
+/// After Bevy allocated this frame's meshes: every streamed-mesh entity
+/// draws mipstream's current LOD, Bevy's allocator holds it, and holds
+/// exactly what mipstream counts for it.
+fn audit_meshes(
+    streamed: Res<RenderStreamed>,
+    allocator: Res<MeshAllocator>,
+    render_meshes: Res<RenderAssets<RenderMesh>>,
+    audit: Res<BindingAudit>,
+) {
+    let (mut not_current, mut not_drawable, mut mismatched) = (0, 0, 0);
+    for &(id, current, vertices, indices) in &streamed.meshes {
+        not_current += u64::from(!current);
+        let (Some(v), Some(i), Some(m)) = (
+            allocator.mesh_vertex_slice(&id),
+            allocator.mesh_index_slice(&id),
+            render_meshes.get(id),
+        ) else {
+            not_drawable += 1;
+            continue;
+        };
+        let stride = m.layout.0.layout().array_stride;
+        mismatched += u64::from(
+            stride != 48 || v.range.len() != vertices as usize || i.range.len() != indices as usize,
+        );
+    }
+    audit.add(|c| {
+        c.mesh_checks += streamed.meshes.len() as u64;
+        c.meshes_not_current += not_current;
+        c.meshes_not_drawable += not_drawable;
+        c.mesh_size_mismatches += mismatched;
+    });
 }

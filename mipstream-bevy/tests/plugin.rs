@@ -1,8 +1,9 @@
 //! The plugin in a real Bevy app on lavapipe: it streams under the budget
 //! every frame, a budget cut shows in the rendered image within two frames,
 //! materials are re-prepared in the frame their texture changes (no bind
-//! group keeps a replaced texture), and despawned entities free their
-//! objects.
+//! group keeps a replaced texture), despawned entities free their objects,
+//! and a cooked scene's meshes stream by LOD into Bevy's mesh allocator
+//! with every entity drawn every frame.
 //!
 //! One scenario per test binary run (`cargo test -p mipstream-bevy
 //! --ignore-rust-version`): each builds its own app and device; a lock
@@ -191,4 +192,151 @@ fn wanted(h: &common::Harness, texture: mipstream::TextureId) -> u32 {
         .find(|t| t.id == texture)
         .unwrap()
         .wanted
+}
+
+#[test]
+fn a_cooked_scene_streams_mesh_lods_through_bevys_meshes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let textures = builtin_textures();
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bevy-test/grid-scene");
+    let places = [Vec3::new(-1.1, 0.0, 0.0), Vec3::new(1.1, 0.0, 0.0)];
+    let scene = common::grid_scene(&dir, &textures[2], &places, 2.0);
+    let mut h = common::scene_harness(scene, 64 << 20, SIZE, Vec3::new(0.0, 0.0, 40.0));
+    // without the spare-budget floor (which would hold LOD 0 anyway, there
+    // being room), LODs follow the camera
+    h.app
+        .world_mut()
+        .resource_mut::<mipstream_bevy::Mipstream>()
+        .streamer_mut()
+        .set_planner_options(mipstream::plan::PlannerOptions {
+            spare_floor: false,
+            ..Default::default()
+        });
+    h.settle(600);
+    let mesh = {
+        let s = h.mipstream().streamer();
+        assert_eq!((s.mesh_ids().len(), s.object_count()), (1, 2));
+        s.mesh_ids()[0]
+    };
+    let status = |h: &common::Harness| h.mipstream().streamer().mesh_status(mesh).unwrap();
+    assert!(
+        status(&h).resident >= 3,
+        "40 m away: a coarse LOD, {:?}",
+        status(&h)
+    );
+    assert_eq!(h.mipstream().held_mesh_lods(), 1);
+    // Bevy's own (its renderer adds a few)
+    let own_meshes = h.app.world().resource::<Assets<Mesh>>().len() - 1;
+    let far = h.picture(h.frame_count() - 1);
+    let clear = far[..4].to_vec();
+    let background = |p: &[u8]| {
+        p.chunks_exact(4)
+            .filter(|px| px.iter().zip(&clear).all(|(a, b)| a.abs_diff(*b) <= 2))
+            .count() as f64
+            / (p.len() / 4) as f64
+    };
+    assert!(background(&far) > 0.9, "far away the grids are small");
+    // come close: finer LODs arrive and every frame draws both grids
+    let mut camera = h
+        .app
+        .world_mut()
+        .query_filtered::<&mut Transform, With<common::TestCamera>>();
+    *camera.single_mut(h.app.world_mut()).unwrap() =
+        Transform::from_xyz(0.0, 0.0, 2.5).looking_at(Vec3::ZERO, Vec3::Y);
+    let moved = h.frame_count();
+    let mut frames = 0;
+    while status(&h).resident != 0 {
+        h.frame();
+        frames += 1;
+        assert!(frames < 300, "LOD 0 never arrived: {:?}", status(&h));
+    }
+    h.settle(300);
+    let last = h.frame_count() - 1;
+    for f in moved + 1..last {
+        let p = h.picture(f);
+        let b = background(&p);
+        if b > 0.3 {
+            common::save(&h, &p, "grid-scene-blank.png");
+            panic!(
+                "frame {f}: {:.0}% background: a grid was not drawn",
+                b * 100.0
+            );
+        }
+    }
+    let near = h.picture(last);
+    common::save(&h, &near, "grid-scene-near.png");
+    let audit = h
+        .app
+        .world()
+        .resource::<mipstream_bevy::BindingAudit>()
+        .counts();
+    assert!(audit.mesh_checks >= 2 * frames as u64, "{audit:?}");
+    assert_eq!(
+        (
+            audit.meshes_not_current,
+            audit.meshes_not_drawable,
+            audit.mesh_size_mismatches
+        ),
+        (0, 0, 0),
+        "{audit:?}"
+    );
+    assert!(h.mipstream().mesh_uploads() >= 2);
+    assert_eq!(h.mipstream().held_mesh_lods(), 2, "the coarsest and LOD 0");
+    // away again: the detail goes, from mipstream and from Bevy's assets
+    *camera.single_mut(h.app.world_mut()).unwrap() =
+        Transform::from_xyz(0.0, 0.0, 200.0).looking_at(Vec3::ZERO, Vec3::Y);
+    let mut frames = 0;
+    loop {
+        h.frame();
+        let st = status(&h);
+        let bevy_meshes = h.app.world().resource::<Assets<Mesh>>().len();
+        if st.resident == st.planned
+            && st.resident > 0
+            && bevy_meshes == own_meshes + h.mipstream().held_mesh_lods()
+        {
+            break;
+        }
+        frames += 1;
+        assert!(frames < 300, "{st:?}, {bevy_meshes} Bevy meshes");
+    }
+    let st = status(&h);
+    assert!(st.resident >= 3, "{st:?}");
+    assert_eq!(
+        h.mipstream().held_mesh_lods(),
+        1 + usize::from(st.resident != st.coarsest)
+    );
+    assert_eq!(
+        h.mipstream().report().totals.mesh,
+        h.mipstream()
+            .streamer()
+            .mesh_bytes_at(mesh, st.resident)
+            .unwrap()
+    );
+    // the scene despawns: its mesh, objects and textures leave the streamer
+    let root = h
+        .app
+        .world_mut()
+        .query_filtered::<Entity, With<Children>>()
+        .iter(h.app.world())
+        .find(|&e| {
+            h.app
+                .world()
+                .get::<Name>(e)
+                .is_some_and(|n| n.as_str() == "grid")
+        })
+        .expect("the scene root");
+    h.app.world_mut().despawn(root);
+    for _ in 0..4 {
+        h.frame();
+    }
+    let s = h.mipstream().streamer();
+    assert_eq!((s.mesh_ids().len(), s.object_count()), (0, 0));
+    assert_eq!(h.mipstream().held_mesh_lods(), 0);
+    assert_eq!(h.mipstream().report().totals.mesh, 0);
+    assert_eq!(
+        h.mipstream().streamed_images(),
+        0,
+        "the material's image was dropped"
+    );
 }

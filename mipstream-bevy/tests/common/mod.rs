@@ -69,17 +69,83 @@ pub struct Quad(pub usize);
 /// An app rendering the first four of `textures` on a wall of quads, unlit,
 /// into a `size` image, with the plugin at `budget` bytes.
 pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
-    require_vulkan();
     let dir = textures[0].parent().unwrap().to_path_buf();
     let names: Vec<String> = textures
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
+    let (mut app, target) = app(&dir, budget, size);
+    app.add_systems(
+        Startup,
+        move |mut commands: Commands,
+              assets: Res<AssetServer>,
+              mut meshes: ResMut<Assets<Mesh>>,
+              mut materials: ResMut<Assets<StandardMaterial>>| {
+            // a 2x2 wall of quads filling the view, one texture each
+            commands.spawn(camera(&target, Vec3::new(0.0, 0.0, 2.7)));
+            let quad = meshes.add(Rectangle::new(2.0, 1.125));
+            for (i, name) in names.iter().cycle().take(4).enumerate() {
+                let material = materials.add(StandardMaterial {
+                    base_color_texture: Some(assets.load(name.clone())),
+                    unlit: true,
+                    ..default()
+                });
+                let (x, y) = ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 1.125 - 0.5625);
+                commands.spawn((
+                    Mesh3d(quad.clone()),
+                    MeshMaterial3d(material),
+                    Transform::from_xyz(x, y, 0.0),
+                    Quad(i),
+                ));
+            }
+        },
+    );
+    finish(app, size)
+}
+
+/// The test camera (looking at the origin).
+#[derive(Component, Debug)]
+pub struct TestCamera;
+
+fn camera(target: &Handle<Image>, eye: Vec3) -> impl Bundle {
+    (
+        Camera3d::default(),
+        bevy::camera::RenderTarget::Image(target.clone().into()),
+        Tonemapping::None,
+        Msaa::Off,
+        Transform::from_translation(eye).looking_at(Vec3::ZERO, Vec3::Y),
+        TestCamera,
+    )
+}
+
+/// An app rendering the cooked scene at `scene` (spawned with
+/// `SpawnStreamedScene`) lit by one light, from `eye` towards the origin.
+pub fn scene_harness(scene: PathBuf, budget: u64, size: UVec2, eye: Vec3) -> Harness {
+    let dir = scene.parent().unwrap().to_path_buf();
+    let (mut app, target) = app(&dir, budget, size);
+    app.add_systems(Startup, move |mut commands: Commands| {
+        commands.spawn(camera(&target, eye));
+        commands.spawn((
+            DirectionalLight {
+                illuminance: 8000.0,
+                ..default()
+            },
+            Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ));
+        commands.queue(mipstream_bevy::SpawnStreamedScene::new(scene.clone()));
+    });
+    finish(app, size)
+}
+
+/// The app with its asset root at `asset_dir`, the plugin at `budget`, and
+/// the `size` render target every frame is read back from.
+fn app(asset_dir: &std::path::Path, budget: u64, size: UVec2) -> (App, Handle<Image>) {
+    require_vulkan();
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
             .set(AssetPlugin {
-                file_path: dir.to_string_lossy().into_owned(),
+                file_path: asset_dir.to_string_lossy().into_owned(),
                 ..default()
             })
             .set(WindowPlugin {
@@ -102,44 +168,16 @@ pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
         workers: 1,
         ..default()
     });
-    let captures = Captures::default();
     let mut image = Image::new_target_texture(size.x, size.y, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     image.asset_usage = RenderAssetUsages::RENDER_WORLD;
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
     app.insert_resource(Target(target.clone()));
-    app.add_systems(
-        Startup,
-        move |mut commands: Commands,
-              assets: Res<AssetServer>,
-              mut meshes: ResMut<Assets<Mesh>>,
-              mut materials: ResMut<Assets<StandardMaterial>>,
-              target: Res<Target>| {
-            // a 2x2 wall of quads filling the view, one texture each
-            commands.spawn((
-                Camera3d::default(),
-                bevy::camera::RenderTarget::Image(target.0.clone().into()),
-                Tonemapping::None,
-                Msaa::Off,
-                Transform::from_xyz(0.0, 0.0, 2.7).looking_at(Vec3::ZERO, Vec3::Y),
-            ));
-            let quad = meshes.add(Rectangle::new(2.0, 1.125));
-            for (i, name) in names.iter().cycle().take(4).enumerate() {
-                let material = materials.add(StandardMaterial {
-                    base_color_texture: Some(assets.load(name.clone())),
-                    unlit: true,
-                    ..default()
-                });
-                let (x, y) = ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 1.125 - 0.5625);
-                commands.spawn((
-                    Mesh3d(quad.clone()),
-                    MeshMaterial3d(material),
-                    Transform::from_xyz(x, y, 0.0),
-                    Quad(i),
-                ));
-            }
-        },
-    );
+    (app, target)
+}
+
+fn finish(mut app: App, size: UVec2) -> Harness {
+    let captures = Captures::default();
     let render = app.sub_app_mut(RenderApp);
     render
         .insert_resource(captures.clone())
@@ -210,7 +248,12 @@ impl Harness {
         for i in 0..max {
             self.frame();
             let ms = self.mipstream();
-            if ms.streamed_images() > 0 && i > 10 && ms.streamer().converged() {
+            let s = ms.streamer();
+            let meshes_settled = s.mesh_ids().iter().all(|&m| {
+                let st = s.mesh_status(m).unwrap();
+                st.resident == st.planned
+            });
+            if ms.streamed_images() > 0 && i > 10 && s.converged() && meshes_settled {
                 return i;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -271,4 +314,106 @@ pub fn save(h: &Harness, pixels: &[u8], name: &str) {
         image::ExtendedColorType::Rgba8,
     )
     .unwrap();
+}
+
+/// A bumpy unit grid in the xy plane facing +z, with LODs of 64, 32, 16, 8
+/// and 4 quads across (errors growing as it coarsens).
+pub fn grid_mesh() -> Vec<u8> {
+    use mipstream::mesh::{write_mesh, LodData, Vertex};
+    let lod = |n: u32, error: f32| {
+        let mut vertices = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
+                let z = 0.05 * (u * 12.0).sin() * (v * 12.0).sin();
+                vertices.push(Vertex {
+                    position: [u - 0.5, v - 0.5, z],
+                    normal: [0.0, 0.0, 1.0],
+                    uv: [u, 1.0 - v],
+                    tangent: [1.0, 0.0, 0.0, 1.0],
+                });
+            }
+        }
+        let mut indices = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                indices.extend([i, i + 1, i + n + 1, i + 1, i + n + 2, i + n + 1]);
+            }
+        }
+        LodData {
+            vertices,
+            indices,
+            error,
+        }
+    };
+    let lods: Vec<LodData> = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)]
+        .into_iter()
+        .map(|(n, e)| lod(n, e))
+        .collect();
+    write_mesh(&lods, 1 | 2 | 4 | 8)
+}
+
+/// A cooked scene in `dir`: the grid mesh wearing `texture`, at each of
+/// `places` (x, y, z), `scale` units across; returns its `scene.json`.
+pub fn grid_scene(
+    dir: &std::path::Path,
+    texture: &std::path::Path,
+    places: &[Vec3],
+    scale: f32,
+) -> PathBuf {
+    use mipstream::mesh::scene_file::{
+        SceneFile, SceneInstance, SceneMaterial, SceneMesh, FORMAT, VERSION,
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("grid.msmesh"), grid_mesh()).unwrap();
+    let material = SceneMaterial {
+        name: "grid".into(),
+        base_color: Some(texture.to_path_buf()),
+        base_color_factor: [1.0; 4],
+        normal: None,
+        normal_scale: 1.0,
+        metallic_roughness: None,
+        metallic_factor: 0.0,
+        roughness_factor: 0.8,
+        occlusion: None,
+        emissive: None,
+        emissive_factor: [0.0; 3],
+        alpha_mode: "OPAQUE".into(),
+        alpha_cutoff: 0.5,
+        double_sided: true,
+    };
+    let instances = places
+        .iter()
+        .enumerate()
+        .map(|(i, p)| SceneInstance {
+            mesh: 0,
+            node: format!("grid {i}"),
+            transform: Mat4::from_scale_rotation_translation(
+                Vec3::splat(scale),
+                Quat::IDENTITY,
+                *p,
+            )
+            .to_cols_array(),
+        })
+        .collect();
+    let scene = SceneFile {
+        format: FORMAT.into(),
+        version: VERSION,
+        source: "grid.gltf".into(),
+        meshes: vec![SceneMesh {
+            name: "grid".into(),
+            file: "grid.msmesh".into(),
+            material: 0,
+            triangles: vec![8192, 2048, 512, 128, 32],
+            errors: vec![0.0, 0.002, 0.008, 0.03, 0.06],
+            welded_vertices: 0,
+        }],
+        materials: vec![material],
+        instances,
+        bounds: [[-100.0; 3], [100.0; 3]],
+    };
+    let path = dir.join("scene.json");
+    scene.save(&path).unwrap();
+    path
 }
