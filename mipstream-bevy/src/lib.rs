@@ -166,6 +166,23 @@ impl Mipstream {
         self.images.len()
     }
 
+    /// Records a registered texture as the image's; warns where
+    /// `StandardMaterial` would read its channels differently from how they
+    /// were stored.
+    pub(crate) fn record_image(&mut self, image: AssetId<Image>, texture: TextureId) {
+        self.images.insert(image, texture);
+        self.ids.insert(texture, image);
+        if let Ok(mipstream::transcode::ChannelLayout::RedGreenInRedAlpha) =
+            self.streamer.channel_layout(texture)
+        {
+            warn!(
+                "mipstream: {image} (texture {texture}) is a two-channel data file (read as r, r, r, g): \
+                 StandardMaterial reads roughness from green and metallic from blue, so \
+                 both would read its first channel; cook it with glTF's three channels"
+            );
+        }
+    }
+
     /// Mesh LODs mipstream handed over to Bevy so far (registration's
     /// coarsest ones included).
     pub fn mesh_uploads(&self) -> u64 {

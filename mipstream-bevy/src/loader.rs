@@ -207,10 +207,7 @@ pub(crate) fn register_loaded(
                     ms.removed.push(id);
                 }
                 match ms.streamer.register_prepared(prepared) {
-                    Ok(texture) => {
-                        ms.images.insert(id, texture);
-                        ms.ids.insert(texture, id);
-                    }
+                    Ok(texture) => ms.record_image(id, texture),
                     Err(e) => error!("mipstream: {e}"),
                 }
             }

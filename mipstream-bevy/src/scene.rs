@@ -63,7 +63,7 @@ pub enum SceneSpawnError {
         /// The mesh or texture.
         what: String,
         /// Why.
-        source: StreamerError,
+        source: Box<StreamerError>,
     },
     /// [`crate::MipstreamPlugin`] is not in the app (or not finished yet:
     /// spawn scenes from `Startup` or later).
@@ -124,7 +124,7 @@ pub fn spawn_streamed_scene(
     if !world.contains_resource::<Mipstream>() {
         return Err(SceneSpawnError::NoPlugin);
     }
-    let spawned = world.resource_scope(|world, mut ms: Mut<Mipstream>| {
+    world.resource_scope(|world, mut ms: Mut<Mipstream>| {
         world.resource_scope(|world, mut images: Mut<Assets<Image>>| {
             world.resource_scope(|world, mut meshes: Mut<Assets<Mesh>>| {
                 world.resource_scope(|world, mut materials: Mut<Assets<StandardMaterial>>| {
@@ -135,13 +135,23 @@ pub fn spawn_streamed_scene(
                         materials: &mut materials,
                         textures: HashMap::new(),
                     };
-                    let parts = assets.register(&file, dir)?;
-                    Ok::<_, SceneSpawnError>(spawn_entities(world, &file, parts, transform))
+                    let mut registered = Vec::new();
+                    match assets.register(&file, dir, &mut registered) {
+                        Ok(parts) => Ok(spawn_entities(world, &file, parts, transform)),
+                        Err(e) => {
+                            // nothing stays registered (the textures go as
+                            // their images' handles drop)
+                            for id in registered {
+                                let _ = assets.ms.streamer.remove_mesh(id);
+                            }
+                            assets.ms.apply_mesh_events(assets.meshes);
+                            Err(e)
+                        }
+                    }
                 })
             })
         })
-    })?;
-    Ok(spawned)
+    })
 }
 
 /// What the scene registered, by the scene file's indices.
@@ -160,7 +170,14 @@ struct SceneAssets<'a> {
 }
 
 impl SceneAssets<'_> {
-    fn register(&mut self, file: &SceneFile, dir: &Path) -> Result<Parts, SceneSpawnError> {
+    /// Registers the scene's meshes (each also into `registered`, for the
+    /// caller to undo on an error), textures and materials.
+    fn register(
+        &mut self,
+        file: &SceneFile,
+        dir: &Path,
+        registered: &mut Vec<MeshId>,
+    ) -> Result<Parts, SceneSpawnError> {
         let mut meshes = Vec::new();
         for m in &file.meshes {
             let path = dir.join(&m.file);
@@ -179,8 +196,9 @@ impl SceneAssets<'_> {
                 .register_mesh(MeshDesc::new(f).with_label(m.name.clone()))
                 .map_err(|source| SceneSpawnError::Streamer {
                     what: m.name.clone(),
-                    source,
+                    source: Box::new(source),
                 })?;
+            registered.push(id);
             // the coarsest LOD was handed over at registration
             self.ms.apply_mesh_events(self.meshes);
             let handle = self
@@ -237,7 +255,7 @@ impl SceneAssets<'_> {
             .stream_image(self.images, desc, &settings)
             .map_err(|source| SceneSpawnError::Streamer {
                 what: file.display().to_string(),
-                source,
+                source: Box::new(source),
             })?;
         self.textures.insert((path, texture_class), handle.clone());
         Ok(Some(handle))
@@ -324,8 +342,7 @@ impl Mipstream {
             .streamer
             .register_texture(desc.with_priority(settings.priority))?;
         let handle = images.add(placeholder(settings));
-        self.images.insert(handle.id(), texture);
-        self.ids.insert(texture, handle.id());
+        self.record_image(handle.id(), texture);
         Ok(handle)
     }
 

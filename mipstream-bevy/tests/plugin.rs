@@ -340,3 +340,52 @@ fn a_cooked_scene_streams_mesh_lods_through_bevys_meshes() {
         "the material's image was dropped"
     );
 }
+
+#[test]
+fn a_broken_scene_is_a_typed_error_and_spawns_nothing() {
+    use mipstream_bevy::{spawn_streamed_scene, SceneSpawnError};
+    let missing = std::path::Path::new("/nonexistent/scene.json");
+    assert!(matches!(
+        spawn_streamed_scene(&mut World::new(), missing, Transform::IDENTITY),
+        Err(SceneSpawnError::Scene(_))
+    ));
+    let (_one, mut h) = settled(4);
+    let textures = builtin_textures();
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/bevy-test/broken-scene");
+    let scene = common::grid_scene(&dir, &textures[0], &[Vec3::ZERO], 1.0);
+    let before = (
+        h.mipstream().streamer().mesh_ids().len(),
+        h.mipstream().held_mesh_lods(),
+        h.mipstream().streamer().object_count(),
+        h.mipstream().streamed_images(),
+        h.app.world().entities().count_spawned(),
+    );
+    // a mesh file cut short
+    let mesh = std::fs::read(dir.join("grid.msmesh")).unwrap();
+    std::fs::write(dir.join("grid.msmesh"), &mesh[..mesh.len() / 2]).unwrap();
+    let err = spawn_streamed_scene(h.app.world_mut(), &scene, Transform::IDENTITY).unwrap_err();
+    assert!(matches!(err, SceneSpawnError::Mesh { .. }), "{err}");
+    assert!(err.to_string().contains("grid.msmesh"), "{err}");
+    // a texture that is not KTX2
+    std::fs::write(dir.join("grid.msmesh"), &mesh).unwrap();
+    let text = std::fs::read_to_string(&scene).unwrap();
+    std::fs::write(dir.join("not.ktx2"), b"not a texture").unwrap();
+    let broken = text.replace(&*textures[0].to_string_lossy(), "not.ktx2");
+    std::fs::write(&scene, broken).unwrap();
+    let err = spawn_streamed_scene(h.app.world_mut(), &scene, Transform::IDENTITY).unwrap_err();
+    assert!(matches!(err, SceneSpawnError::Texture { .. }), "{err}");
+    // a bad file spawns no entity and leaves no mesh, object or texture
+    // behind (the texture registered before the failing one goes as its
+    // image's handle drops)
+    h.frame();
+    h.frame();
+    let after = (
+        h.mipstream().streamer().mesh_ids().len(),
+        h.mipstream().held_mesh_lods(),
+        h.mipstream().streamer().object_count(),
+        h.mipstream().streamed_images(),
+        h.app.world().entities().count_spawned(),
+    );
+    assert_eq!(before, after);
+}
