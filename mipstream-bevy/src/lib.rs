@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use bevy::prelude::*;
-//! use mipstream_bevy::{MipstreamPlugin, StreamingBudget};
+//! use mipstream_bevy::{MipstreamPlugin, SpawnStreamedScene, StreamingBudget};
 //!
 //! App::new()
 //!     .add_plugins(DefaultPlugins)
@@ -13,6 +13,8 @@
 //!         // any `.ktx2` (Basis ETC1S / UASTC or a GPU format): a `Handle<Image>`
 //!         let albedo: Handle<Image> = assets.load("bricks.ktx2");
 //!         // ... use it in a StandardMaterial; later: commands.insert_resource(StreamingBudget(32 << 20))
+//!         // a scene cooked by `mipstream cook-gltf`: textures and mesh LODs stream
+//!         commands.queue(SpawnStreamedScene::new("helmet/scene.json"));
 //!     })
 //!     .run();
 //! ```
