@@ -503,6 +503,7 @@ fn an_engine_holding_mesh_lods_uploads_and_frees_what_mipstream_counts() {
             assert_eq!(drawn.lod, b.lod);
             assert_eq!(drawn.indices.len() as u32, b.index_count);
             assert_eq!(engine.bytes(), s.report().totals.mesh, "z {z}");
+            assert_eq!(engine.bytes(), s.mesh_bytes(), "z {z}");
             finest = finest.min(b.lod);
             let st = s.mesh_status(id).unwrap();
             if s.converged() && st.resident == st.planned {

@@ -36,6 +36,12 @@ impl MipstreamDiagnostics {
         DiagnosticPath::const_new("mipstream/below/upload_cap");
     /// ... of which for any other reason (max resolution, errors, out of memory).
     pub const BELOW_OTHER: DiagnosticPath = DiagnosticPath::const_new("mipstream/below/other");
+    /// Mesh LODs Bevy holds for mipstream (cooked scenes' meshes).
+    pub const MESH_LODS: DiagnosticPath = DiagnosticPath::const_new("mipstream/mesh_lods");
+    /// MiB of those LODs.
+    pub const MESH_MIB: DiagnosticPath = DiagnosticPath::const_new("mipstream/mesh_mib");
+    /// Meshes drawn coarser than the cameras want (every [`Self::REPORT_EVERY`] frames).
+    pub const MESHES_BELOW: DiagnosticPath = DiagnosticPath::const_new("mipstream/meshes_below");
     /// Frames between the "below" counts.
     pub const REPORT_EVERY: u64 = 30;
 }
@@ -54,6 +60,9 @@ pub(crate) fn build(app: &mut App) {
         (D::BELOW_LOADING, ""),
         (D::BELOW_UPLOAD_CAP, ""),
         (D::BELOW_OTHER, ""),
+        (D::MESH_LODS, ""),
+        (D::MESH_MIB, " MiB"),
+        (D::MESHES_BELOW, ""),
     ] {
         app.register_diagnostic(Diagnostic::new(path).with_suffix(suffix));
     }
@@ -70,10 +79,14 @@ pub(crate) fn record(ms: Res<Mipstream>, mut diagnostics: Diagnostics) {
     diagnostics.add_measurement(&D::UPLOADS, || stats.uploads as f64);
     diagnostics.add_measurement(&D::UPDATE_MS, || stats.update_time.as_secs_f64() * 1e3);
     diagnostics.add_measurement(&D::PLUGIN_MS, || ms.frame_time.as_secs_f64() * 1e3);
+    diagnostics.add_measurement(&D::MESH_LODS, || ms.held_mesh_lods() as f64);
+    diagnostics.add_measurement(&D::MESH_MIB, || s.mesh_bytes() as f64 / MIB);
     if s.frame() % D::REPORT_EVERY != 1 {
         return;
     }
     let report = s.report();
+    let below = report.meshes.iter().filter(|m| m.below.is_some()).count();
+    diagnostics.add_measurement(&D::MESHES_BELOW, || below as f64);
     let mut counts = [0u32; 5];
     for t in &report.textures {
         let Some(reason) = &t.below else { continue };

@@ -283,6 +283,21 @@ fn a_cooked_scene_streams_mesh_lods_through_bevys_meshes() {
     );
     assert!(h.mipstream().mesh_uploads() >= 2);
     assert_eq!(h.mipstream().held_mesh_lods(), 2, "the coarsest and LOD 0");
+    // and Bevy's diagnostics say so
+    let store = h
+        .app
+        .world()
+        .resource::<bevy::diagnostic::DiagnosticsStore>();
+    let value = |p| store.get(&p).and_then(|d| d.value()).expect("measured");
+    use mipstream_bevy::MipstreamDiagnostics as D;
+    assert_eq!(value(D::MESH_LODS), 2.0);
+    assert_eq!(value(D::MESHES_BELOW), 0.0);
+    let mesh_mib = h.mipstream().report().totals.mesh as f64 / (1u64 << 20) as f64;
+    assert!(
+        (value(D::MESH_MIB) - mesh_mib).abs() < 1e-9,
+        "{} vs {mesh_mib}",
+        value(D::MESH_MIB)
+    );
     // away again: the detail goes, from mipstream and from Bevy's assets
     *camera.single_mut(h.app.world_mut()).unwrap() =
         Transform::from_xyz(0.0, 0.0, 200.0).looking_at(Vec3::ZERO, Vec3::Y);

@@ -338,6 +338,12 @@ impl Streamer {
         Ok(e.plan.bytes(lod.min(e.plan.coarsest())))
     }
 
+    /// Bytes of every mesh LOD held now (mipstream's buffers, or with
+    /// [`MeshStorage::Engine`] the engine's copies it counts).
+    pub fn mesh_bytes(&self) -> u64 {
+        self.gpu.mesh_bytes()
+    }
+
     /// The meshes registered now.
     pub fn mesh_ids(&self) -> Vec<MeshId> {
         self.meshes.iter::<MeshId>().map(|(id, _)| id).collect()
