@@ -337,6 +337,7 @@ fn codebook(
     {
         return Err(cx.invalid("ETC1S file with an empty codebook or table"));
     }
+    #[allow(clippy::let_unit_value)] // `()` without the `basis` feature
     let decoder = Etc1sTables {
         num_endpoints,
         endpoints: &endpoints,

@@ -645,6 +645,7 @@ fn etc1s_global(
         selectors: &sgd[s_at..t_at],
         tables: &sgd[t_at..t_at + t_len as usize],
     };
+    #[allow(clippy::let_unit_value)] // `()` without the `basis` feature
     let decoder = codebooks.decode().map_err(|r| cx.invalid(r))?;
     Ok(Etc1sCodebook {
         decoder,
