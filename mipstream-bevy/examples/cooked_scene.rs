@@ -16,81 +16,31 @@
 //! `--screenshot FILE`, `--headless`, `--no-pipelining` (as in
 //! `sponza_boxes`: Bevy renders each frame before the next update).
 
-use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
-use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::view::screenshot::{save_to_disk, Screenshot};
 use mipstream::mesh::scene_file::SceneFile;
-use mipstream_bevy::{MipstreamPlugin, SpawnStreamedScene, StreamingBudget};
+use mipstream_bevy::{MipstreamPlugin, SpawnStreamedScene};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+mod shared;
+
+use shared::fail;
 
 #[derive(Debug, Clone)]
 struct Args {
-    headless: bool,
-    frames: u32,
-    size: UVec2,
-    budget_mib: u64,
+    common: shared::Common,
     scene: Option<PathBuf>,
-    screenshot: Option<PathBuf>,
-    pipelined: bool,
-}
-
-fn fail(m: String) -> ! {
-    eprintln!("error: {m}");
-    std::process::exit(2)
 }
 
 fn args() -> Args {
-    let mut a = Args {
-        headless: !cfg!(feature = "window"),
-        frames: 240,
-        size: UVec2::new(1280, 720),
-        budget_mib: 6,
-        scene: None,
-        screenshot: None,
-        pipelined: true,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(k) = it.next() {
-        let mut value = || {
-            it.next()
-                .unwrap_or_else(|| fail(format!("{k} needs a value")))
-        };
-        match k.as_str() {
-            "--headless" => a.headless = true,
-            "--no-pipelining" => a.pipelined = false,
-            "--frames" => {
-                a.frames = value()
-                    .parse()
-                    .unwrap_or_else(|e| fail(format!("--frames: {e}")))
-            }
-            "--budget-mib" => {
-                a.budget_mib = value()
-                    .parse()
-                    .unwrap_or_else(|e| fail(format!("--budget-mib: {e}")))
-            }
-            "--size" => {
-                let v = value();
-                let (w, h) = v
-                    .split_once('x')
-                    .unwrap_or_else(|| fail(format!("--size {v}: want WxH")));
-                a.size = UVec2::new(
-                    w.parse().unwrap_or_else(|e| fail(format!("--size: {e}"))),
-                    h.parse().unwrap_or_else(|e| fail(format!("--size: {e}"))),
-                );
-            }
-            "--scene" => a.scene = Some(value().into()),
-            "--screenshot" => a.screenshot = Some(value().into()),
-            other => fail(format!(
-                "unknown option {other} (see the example's doc comment)"
-            )),
+    let mut scene = None;
+    let common = shared::parse(6, |k, value| match k {
+        "--scene" => {
+            scene = Some(value().into());
+            true
         }
-    }
-    if !a.headless && !cfg!(feature = "window") {
-        fail("a window needs `--features window`; or run with --headless".into());
-    }
-    a
+        _ => false,
+    });
+    Args { common, scene }
 }
 
 /// The `scene.json`: the one given (a glTF is cooked first), else
@@ -133,46 +83,23 @@ fn main() {
     let scene = scene_file(&args);
     let file = SceneFile::load(&scene).unwrap_or_else(|e| fail(e.to_string()));
     let [lo, hi] = file.bounds.map(Vec3::from_array);
+    let c = &args.common;
     let mut app = App::new();
-    let window = (!args.headless).then(|| Window {
-        resolution: (args.size.x, args.size.y).into(),
-        title: "mipstream-bevy: cooked_scene ([ / ] halve / double the budget)".into(),
-        ..default()
-    });
-    let mut plugins = DefaultPlugins.build();
-    if !args.pipelined {
-        plugins = plugins.disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>();
-    }
-    app.add_plugins(plugins.set(bevy::window::WindowPlugin {
-        primary_window: window,
-        exit_condition: if args.headless {
-            bevy::window::ExitCondition::DontExit
-        } else {
-            bevy::window::ExitCondition::OnPrimaryClosed
-        },
-        ..default()
-    }))
+    app.add_plugins(shared::plugins(
+        c,
+        "mipstream-bevy: cooked_scene ([ / ] halve / double the budget)",
+    ))
     .add_plugins(MipstreamPlugin {
-        budget: args.budget_mib << 20,
+        budget: c.budget_mib << 20,
         ..default()
     });
-    let target = args.headless.then(|| {
-        let mut image = Image::new_target_texture(
-            args.size.x,
-            args.size.y,
-            TextureFormat::Rgba8UnormSrgb,
-            None,
-        );
-        image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
-        image.asset_usage = RenderAssetUsages::RENDER_WORLD;
-        app.world_mut().resource_mut::<Assets<Image>>().add(image)
-    });
+    let target = shared::headless_target(&mut app, c);
     let orbit = Orbit {
         center: (lo + hi) * 0.5,
         radius: ((hi - lo).length() * 0.5).max(1e-3),
     };
     let camera_target = target.clone();
-    let frames = args.frames;
+    let frames = c.frames;
     app.insert_resource(orbit)
         .add_systems(Startup, move |mut commands: Commands| {
             let mut camera = commands.spawn((
@@ -200,8 +127,8 @@ fn main() {
             commands.queue(SpawnStreamedScene::new(scene.clone()));
         })
         .insert_resource(Frames(frames))
-        .add_systems(Update, (fly, keys));
-    if args.headless {
+        .add_systems(Update, (fly, shared::keys));
+    if c.headless {
         run_headless(app, &args, target.unwrap());
     } else {
         app.run();
@@ -226,30 +153,11 @@ fn fly(
     }
 }
 
-fn keys(keys: Option<Res<ButtonInput<KeyCode>>>, mut budget: ResMut<StreamingBudget>) {
-    let Some(keys) = keys else { return };
-    if keys.just_pressed(KeyCode::BracketLeft) {
-        budget.0 = (budget.0 / 2).max(1 << 20);
-        info!("budget {} MiB", budget.0 >> 20);
-    }
-    if keys.just_pressed(KeyCode::BracketRight) {
-        budget.0 = budget.0.saturating_mul(2);
-        info!("budget {} MiB", budget.0 >> 20);
-    }
-}
-
 /// Runs the frames by hand, prints what is held and what the plugin cost,
 /// and saves the last frame.
 fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
-    app.finish();
-    app.cleanup();
-    let mut plugin = Vec::new();
-    for _ in 0..args.frames {
-        app.update();
-        let ms = app.world().resource::<mipstream_bevy::Mipstream>();
-        plugin.push(ms.plugin_time());
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let c = &args.common;
+    let plugin = shared::run_frames(&mut app, c.frames);
     let wanted = app
         .world_mut()
         .resource_mut::<mipstream_bevy::Mipstream>()
@@ -274,7 +182,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         mib(s.held_bytes()),
         mib(report.totals.color + report.totals.normal + report.totals.data),
         mib(report.totals.mesh),
-        args.budget_mib,
+        c.budget_mib,
         mib(wanted),
         finest.join(" "),
     );
@@ -290,35 +198,15 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         .world()
         .resource::<mipstream_bevy::BindingAudit>()
         .counts();
-    let mut settled: Vec<Duration> = plugin.iter().skip(30).copied().collect();
-    settled.sort();
-    if !settled.is_empty() {
-        let pct = |p: f64| settled[((settled.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
-        println!(
-            "plugin per frame (main world, update included), frames 30 on: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; mesh checks {} (not current {}, not drawable {}, size mismatches {})",
-            pct(0.5),
-            pct(0.99),
-            pct(1.0),
-            audit.mesh_checks,
-            audit.meshes_not_current,
-            audit.meshes_not_drawable,
-            audit.mesh_size_mismatches,
-        );
-    }
-    if let Some(path) = &args.screenshot {
-        let path = std::path::absolute(path).unwrap_or(path.clone());
-        let _ = std::fs::remove_file(&path);
-        app.world_mut()
-            .spawn(Screenshot::image(target))
-            .observe(save_to_disk(path.clone()));
-        for _ in 0..30 {
-            app.update();
-            if path.is_file() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(path.is_file(), "the screenshot was not written");
-        println!("wrote {}", path.display());
+    let (p50, p99, max, _) = shared::percentiles(&plugin);
+    println!(
+        "plugin per frame (main world, update included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms; mesh checks {} (not current {}, not drawable {}, size mismatches {})",
+        audit.mesh_checks,
+        audit.meshes_not_current,
+        audit.meshes_not_drawable,
+        audit.mesh_size_mismatches,
+    );
+    if let Some(path) = &c.screenshot {
+        shared::save_screenshot(&mut app, target, path);
     }
 }

@@ -15,80 +15,29 @@
 //! lavapipe a submit holds wgpu's device locks for the whole software
 //! render, so with pipelining the plugin's `update` waits for it).
 
-use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
-use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::view::screenshot::{save_to_disk, Screenshot};
 use bevy::render::view::Tonemapping;
-use mipstream_bevy::{ImageClass, MipstreamPlugin, StreamedImageSettings, StreamingBudget};
+use mipstream_bevy::{ImageClass, MipstreamPlugin, StreamedImageSettings};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+mod shared;
 
 #[derive(Debug, Clone)]
 struct Args {
-    headless: bool,
-    frames: u32,
-    size: UVec2,
-    budget_mib: u64,
+    common: shared::Common,
     textures: Option<PathBuf>,
-    screenshot: Option<PathBuf>,
-    pipelined: bool,
 }
 
 fn args() -> Args {
-    let mut a = Args {
-        headless: !cfg!(feature = "window"),
-        frames: 240,
-        size: UVec2::new(1280, 720),
-        budget_mib: 6,
-        textures: None,
-        screenshot: None,
-        pipelined: true,
-    };
-    let mut it = std::env::args().skip(1);
-    let fail = |m: String| -> ! {
-        eprintln!("error: {m}");
-        std::process::exit(2)
-    };
-    while let Some(k) = it.next() {
-        let mut value = || {
-            it.next()
-                .unwrap_or_else(|| fail(format!("{k} needs a value")))
-        };
-        match k.as_str() {
-            "--headless" => a.headless = true,
-            "--no-pipelining" => a.pipelined = false,
-            "--frames" => {
-                a.frames = value()
-                    .parse()
-                    .unwrap_or_else(|e| fail(format!("--frames: {e}")))
-            }
-            "--budget-mib" => {
-                a.budget_mib = value()
-                    .parse()
-                    .unwrap_or_else(|e| fail(format!("--budget-mib: {e}")))
-            }
-            "--size" => {
-                let v = value();
-                let (w, h) = v
-                    .split_once('x')
-                    .unwrap_or_else(|| fail(format!("--size {v}: want WxH")));
-                a.size = UVec2::new(
-                    w.parse().unwrap_or_else(|e| fail(format!("--size: {e}"))),
-                    h.parse().unwrap_or_else(|e| fail(format!("--size: {e}"))),
-                );
-            }
-            "--textures" => a.textures = Some(value().into()),
-            "--screenshot" => a.screenshot = Some(value().into()),
-            other => fail(format!(
-                "unknown option {other} (see the example's doc comment)"
-            )),
+    let mut textures = None;
+    let common = shared::parse(6, |k, value| match k {
+        "--textures" => {
+            textures = Some(value().into());
+            true
         }
-    }
-    if !a.headless && !cfg!(feature = "window") {
-        fail("a window needs `--features window`; or run with --headless".into());
-    }
-    a
+        _ => false,
+    });
+    Args { common, textures }
 }
 
 /// The textures: a folder given, Sponza's where the shared data is, else
@@ -135,47 +84,23 @@ fn main() {
     let args = args();
     let files = texture_files(&args);
     let dir = files[0].parent().unwrap().to_path_buf();
+    let c = &args.common;
     let mut app = App::new();
-    let window = (!args.headless).then(|| Window {
-        resolution: (args.size.x, args.size.y).into(),
-        title: "mipstream-bevy: sponza_boxes ([ / ] halve / double the budget)".into(),
-        ..default()
-    });
-    let mut plugins = DefaultPlugins.build();
-    if !args.pipelined {
-        plugins = plugins.disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>();
-    }
     app.add_plugins(
-        plugins
-            .set(AssetPlugin {
-                file_path: dir.to_string_lossy().into_owned(),
-                ..default()
-            })
-            .set(bevy::window::WindowPlugin {
-                primary_window: window,
-                exit_condition: if args.headless {
-                    bevy::window::ExitCondition::DontExit
-                } else {
-                    bevy::window::ExitCondition::OnPrimaryClosed
-                },
-                ..default()
-            }),
+        shared::plugins(
+            c,
+            "mipstream-bevy: sponza_boxes ([ / ] halve / double the budget)",
+        )
+        .set(AssetPlugin {
+            file_path: dir.to_string_lossy().into_owned(),
+            ..default()
+        }),
     )
     .add_plugins(MipstreamPlugin {
-        budget: args.budget_mib << 20,
+        budget: c.budget_mib << 20,
         ..default()
     });
-    let target = args.headless.then(|| {
-        let mut image = Image::new_target_texture(
-            args.size.x,
-            args.size.y,
-            TextureFormat::Rgba8UnormSrgb,
-            None,
-        );
-        image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
-        image.asset_usage = RenderAssetUsages::RENDER_WORLD;
-        app.world_mut().resource_mut::<Assets<Image>>().add(image)
-    });
+    let target = shared::headless_target(&mut app, c);
     app.insert_resource(Setup {
         files: files
             .iter()
@@ -184,8 +109,8 @@ fn main() {
         target: target.clone(),
     })
     .add_systems(Startup, spawn)
-    .add_systems(Update, (fly, keys));
-    if args.headless {
+    .add_systems(Update, (fly, shared::keys));
+    if c.headless {
         run_headless(app, &args, target.unwrap());
     } else {
         app.run();
@@ -273,31 +198,11 @@ fn fly(frame: Res<bevy::diagnostic::FrameCount>, mut q: Query<&mut Transform, Wi
     }
 }
 
-fn keys(keys: Option<Res<ButtonInput<KeyCode>>>, mut budget: ResMut<StreamingBudget>) {
-    let Some(keys) = keys else { return };
-    if keys.just_pressed(KeyCode::BracketLeft) {
-        budget.0 = (budget.0 / 2).max(1 << 20);
-        info!("budget {} MiB", budget.0 >> 20);
-    }
-    if keys.just_pressed(KeyCode::BracketRight) {
-        budget.0 = budget.0.saturating_mul(2);
-        info!("budget {} MiB", budget.0 >> 20);
-    }
-}
-
 /// Runs the frames by hand (no window, no event loop), prints what the
 /// plugin cost, and saves the last frame.
 fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
-    app.finish();
-    app.cleanup();
-    let mut plugin = Vec::new();
-    for _ in 0..args.frames {
-        app.update();
-        let ms = app.world().resource::<mipstream_bevy::Mipstream>();
-        plugin.push(ms.plugin_time());
-
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let c = &args.common;
+    let plugin = shared::run_frames(&mut app, c.frames);
     let wanted = app
         .world_mut()
         .resource_mut::<mipstream_bevy::Mipstream>()
@@ -306,18 +211,8 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
     let s = ms.streamer();
     let report = ms.report();
     let below = report.textures.iter().filter(|t| t.below.is_some()).count();
-    // the first frames register every texture (the tails' textures and
-    // uploads): reported apart from the frames after
-    let settled: Vec<Duration> = plugin.iter().skip(30).copied().collect();
-    let mut all = plugin.clone();
-    all.sort();
-    let mut plugin = if settled.is_empty() {
-        all.clone()
-    } else {
-        settled
-    };
-    plugin.sort();
-    let pct = |p: f64| plugin[((plugin.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
+    let (p50, p99, max, n) = shared::percentiles(&plugin);
+    let all_max = plugin.iter().max().map_or(0.0, |d| d.as_secs_f64() * 1e3);
     let audit = app
         .world()
         .resource::<mipstream_bevy::BindingAudit>()
@@ -327,33 +222,15 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         ms.streamed_images(),
         s.object_count(),
         s.held_bytes() as f64 / (1u64 << 20) as f64,
-        args.budget_mib,
+        c.budget_mib,
         wanted as f64 / (1u64 << 20) as f64,
         report.textures.iter().map(|t| s.full_bytes(t.id).unwrap_or(0)).sum::<u64>() as f64 / (1u64 << 20) as f64,
     );
     println!(
-        "plugin per frame (main world, update included), frames 30 on: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} frames (all frames: max {:.3} ms); render-world swap {:.3} ms per frame",
-        pct(0.5),
-        pct(0.99),
-        pct(1.0),
-        plugin.len(),
-        all.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        "plugin per frame (main world, update included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms over {n} frames (all frames: max {all_max:.3} ms); render-world swap {:.3} ms per frame",
         audit.render_time.as_secs_f64() * 1e3 / audit.frames.max(1) as f64,
     );
-    if let Some(path) = &args.screenshot {
-        let path = std::path::absolute(path).unwrap_or(path.clone());
-        let _ = std::fs::remove_file(&path);
-        app.world_mut()
-            .spawn(Screenshot::image(target))
-            .observe(save_to_disk(path.clone()));
-        for _ in 0..30 {
-            app.update();
-            if path.is_file() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(path.is_file(), "the screenshot was not written");
-        println!("wrote {}", path.display());
+    if let Some(path) = &c.screenshot {
+        shared::save_screenshot(&mut app, target, path);
     }
 }

@@ -15,6 +15,8 @@ pub(crate) struct Tracked {
     objects: HashMap<Entity, (ObjectId, Bound)>,
     /// Entities showing each streamed mesh (the mesh goes when none does).
     mesh_users: HashMap<Entity, MeshId>,
+    /// How many entities show each streamed mesh.
+    mesh_counts: HashMap<MeshId, usize>,
     /// Mesh-space world units per UV unit (None: no triangles with UVs).
     uv_density: HashMap<AssetId<Mesh>, Option<f32>>,
     /// The streamed textures each material samples.
@@ -75,15 +77,26 @@ pub(crate) fn sync_objects(
             let _ = ms.streamer.remove_object(id);
         }
     }
+    // a mesh whose last entity stops showing it goes, with its LODs
+    let mut drop_user = |t: &mut Tracked, mesh: MeshId| {
+        let n = t.mesh_counts.entry(mesh).or_default();
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            t.mesh_counts.remove(&mesh);
+            let _ = ms.streamer.remove_mesh(mesh);
+        }
+    };
     for (entity, streamed) in &new_streamed {
-        t.mesh_users.insert(entity, streamed.mesh);
+        match t.mesh_users.insert(entity, streamed.mesh) {
+            Some(old) if old == streamed.mesh => continue,
+            Some(old) => drop_user(t, old),
+            None => {}
+        }
+        *t.mesh_counts.entry(streamed.mesh).or_default() += 1;
     }
     for entity in gone_streamed {
         if let Some(mesh) = t.mesh_users.remove(&entity) {
-            if !t.mesh_users.values().any(|&m| m == mesh) {
-                // the last entity showing it: the mesh and its LODs go
-                let _ = ms.streamer.remove_mesh(mesh);
-            }
+            drop_user(t, mesh);
         }
     }
     let mut full = std::mem::replace(&mut t.images_seen, ms.images.len()) != ms.images.len()

@@ -13,6 +13,7 @@ use crate::Mipstream;
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::NoAutoAabb;
+use bevy::ecs::system::SystemState;
 use bevy::image::{ImageAddressMode, ImageSampler, ImageSamplerDescriptor};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
@@ -21,7 +22,7 @@ use mipstream::mesh::{MeshError, MeshFile, MeshLod};
 use mipstream::streamer::{MeshEvent, StreamerError};
 use mipstream::transcode::NormalLayout;
 use mipstream::{MeshDesc, MeshId, OpenError, TextureClass, TextureDesc, TextureFile};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// An entity drawn with a mesh whose LODs mipstream streams: the plugin
@@ -124,35 +125,38 @@ pub fn spawn_streamed_scene(
     if !world.contains_resource::<Mipstream>() {
         return Err(SceneSpawnError::NoPlugin);
     }
-    world.resource_scope(|world, mut ms: Mut<Mipstream>| {
-        world.resource_scope(|world, mut images: Mut<Assets<Image>>| {
-            world.resource_scope(|world, mut meshes: Mut<Assets<Mesh>>| {
-                world.resource_scope(|world, mut materials: Mut<Assets<StandardMaterial>>| {
-                    let mut assets = SceneAssets {
-                        ms: &mut ms,
-                        images: &mut images,
-                        meshes: &mut meshes,
-                        materials: &mut materials,
-                        textures: HashMap::new(),
-                    };
-                    let mut registered = Vec::new();
-                    match assets.register(&file, dir, &mut registered) {
-                        Ok(parts) => Ok(spawn_entities(world, &file, parts, transform)),
-                        Err(e) => {
-                            // nothing stays registered (the textures go as
-                            // their images' handles drop)
-                            for id in registered {
-                                let _ = assets.ms.streamer.remove_mesh(id);
-                            }
-                            assets.ms.apply_mesh_events(assets.meshes);
-                            Err(e)
-                        }
-                    }
-                })
-            })
-        })
-    })
+    let mut state: SystemState<Registries> = SystemState::new(world);
+    let (mut ms, mut images, mut meshes, mut materials) = state
+        .get_mut(world)
+        .map_err(|_| SceneSpawnError::NoPlugin)?;
+    let mut assets = SceneAssets {
+        ms: &mut ms,
+        images: &mut images,
+        meshes: &mut meshes,
+        materials: &mut materials,
+        textures: HashMap::new(),
+    };
+    let mut registered = Vec::new();
+    let parts = assets.register(&file, dir, &mut registered);
+    if parts.is_err() {
+        // nothing stays registered (the textures go as their images'
+        // handles drop)
+        for id in registered {
+            let _ = assets.ms.streamer.remove_mesh(id);
+        }
+        assets.ms.apply_mesh_events(assets.meshes);
+    }
+    let parts = parts?;
+    Ok(spawn_entities(world, &file, parts, transform))
 }
+
+/// What registering a scene writes to.
+type Registries<'w> = (
+    ResMut<'w, Mipstream>,
+    ResMut<'w, Assets<Image>>,
+    ResMut<'w, Assets<Mesh>>,
+    ResMut<'w, Assets<StandardMaterial>>,
+);
 
 /// What the scene registered, by the scene file's indices.
 struct Parts {
@@ -353,9 +357,16 @@ impl Mipstream {
     }
 
     /// Uploads the LODs mipstream handed over as render-world-only `Mesh`
-    /// assets and drops the ones it released.
-    pub(crate) fn apply_mesh_events(&mut self, meshes: &mut Assets<Mesh>) {
+    /// assets and drops the ones it released; returns the meshes concerned
+    /// (the only ones whose drawn LOD can have changed).
+    pub(crate) fn apply_mesh_events(&mut self, meshes: &mut Assets<Mesh>) -> HashSet<MeshId> {
+        let mut touched = HashSet::new();
         for event in self.streamer.take_mesh_events() {
+            match &event {
+                MeshEvent::Upload { mesh, .. } | MeshEvent::Release { mesh, .. } => {
+                    touched.insert(*mesh);
+                }
+            }
             match event {
                 MeshEvent::Upload { mesh, serial, data } => {
                     self.mesh_densities
@@ -372,6 +383,7 @@ impl Mipstream {
                 }
             }
         }
+        touched
     }
 }
 
@@ -419,9 +431,16 @@ pub(crate) fn draw_lods(
     mut drawn: Query<(&StreamedMesh, &mut Mesh3d)>,
 ) {
     let t0 = std::time::Instant::now();
-    ms.apply_mesh_events(&mut meshes);
-    for (streamed, mut mesh3d) in &mut drawn {
-        if let Some(h) = ms.drawn_mesh(streamed.mesh) {
+    let touched = ms.apply_mesh_events(&mut meshes);
+    // a mesh's drawn LOD changes only with an upload or a release
+    if !touched.is_empty() {
+        for (streamed, mut mesh3d) in &mut drawn {
+            if !touched.contains(&streamed.mesh) {
+                continue;
+            }
+            let Some(h) = ms.drawn_mesh(streamed.mesh) else {
+                continue;
+            };
             if mesh3d.0 != h {
                 mesh3d.0 = h;
             }

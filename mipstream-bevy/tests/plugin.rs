@@ -283,13 +283,16 @@ fn a_cooked_scene_streams_mesh_lods_through_bevys_meshes() {
     );
     assert!(h.mipstream().mesh_uploads() >= 2);
     assert_eq!(h.mipstream().held_mesh_lods(), 2, "the coarsest and LOD 0");
-    // and Bevy's diagnostics say so
+    // and Bevy's diagnostics say so (after a "below" count taken since)
+    use mipstream_bevy::MipstreamDiagnostics as D;
+    for _ in 0..D::REPORT_EVERY {
+        h.frame();
+    }
     let store = h
         .app
         .world()
         .resource::<bevy::diagnostic::DiagnosticsStore>();
     let value = |p| store.get(&p).and_then(|d| d.value()).expect("measured");
-    use mipstream_bevy::MipstreamDiagnostics as D;
     assert_eq!(value(D::MESH_LODS), 2.0);
     assert_eq!(value(D::MESHES_BELOW), 0.0);
     let mesh_mib = h.mipstream().report().totals.mesh as f64 / (1u64 << 20) as f64;
@@ -369,13 +372,18 @@ fn a_broken_scene_is_a_typed_error_and_spawns_nothing() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../target/bevy-test/broken-scene");
     let scene = common::grid_scene(&dir, &textures[0], &[Vec3::ZERO], 1.0);
-    let before = (
-        h.mipstream().streamer().mesh_ids().len(),
-        h.mipstream().held_mesh_lods(),
-        h.mipstream().streamer().object_count(),
-        h.mipstream().streamed_images(),
-        h.app.world().entities().count_spawned(),
-    );
+    // what is registered and spawned
+    let state = |h: &common::Harness| {
+        let ms = h.mipstream();
+        (
+            ms.streamer().mesh_ids().len(),
+            ms.held_mesh_lods(),
+            ms.streamer().object_count(),
+            ms.streamed_images(),
+            h.app.world().entities().count_spawned(),
+        )
+    };
+    let before = state(&h);
     // a mesh file cut short
     let mesh = std::fs::read(dir.join("grid.msmesh")).unwrap();
     std::fs::write(dir.join("grid.msmesh"), &mesh[..mesh.len() / 2]).unwrap();
@@ -395,12 +403,5 @@ fn a_broken_scene_is_a_typed_error_and_spawns_nothing() {
     // image's handle drops)
     h.frame();
     h.frame();
-    let after = (
-        h.mipstream().streamer().mesh_ids().len(),
-        h.mipstream().held_mesh_lods(),
-        h.mipstream().streamer().object_count(),
-        h.mipstream().streamed_images(),
-        h.app.world().entities().count_spawned(),
-    );
-    assert_eq!(before, after);
+    assert_eq!(before, state(&h));
 }

@@ -51,12 +51,18 @@ pub struct MeshBuffers {
     pub index: wgpu::Buffer,
 }
 
-/// Bytes a mesh LOD's buffers take (wgpu wants non-empty buffers).
-fn mesh_sizes(data: &MeshLod) -> [u64; 2] {
+/// Bytes the vertex and index buffers of a mesh LOD with `vertices` and
+/// `indices` take (48 and 4 bytes each; wgpu wants non-empty buffers): what
+/// the books count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
+pub fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
     [
-        (std::mem::size_of_val(data.vertices.as_slice()) as u64).max(4),
-        (std::mem::size_of_val(data.indices.as_slice()) as u64).max(4),
+        (vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64).max(4),
+        (indices * 4).max(4),
     ]
+}
+
+fn mesh_sizes(data: &MeshLod) -> [u64; 2] {
+    mesh_buffer_sizes(data.vertices.len() as u64, data.indices.len() as u64)
 }
 
 /// A failed GPU allocation.

@@ -15,7 +15,7 @@ use super::work::{MeshFacts, PendingLod};
 use super::{BelowReason, Streamer, StreamerError};
 use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
-use crate::mesh::{LodInfo, MeshFile, MeshLod, VERTEX_STRIDE};
+use crate::mesh::{LodInfo, MeshFile, MeshLod};
 use crate::plan::{MeshPlan, MeshResident, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
 use crate::streamer::{MeshDesc, MeshStorage};
@@ -62,7 +62,9 @@ impl MeshEntry {
 
 /// Bytes `GpuStore::create_mesh` allocates for a LOD.
 fn gpu_bytes(l: &LodInfo) -> u64 {
-    (l.vertex_count as u64 * VERTEX_STRIDE as u64).max(4) + (l.index_count as u64 * 4).max(4)
+    crate::gpu::store::mesh_buffer_sizes(l.vertex_count as u64, l.index_count as u64)
+        .iter()
+        .sum()
 }
 
 /// The loader key of a mesh's LOD loads.

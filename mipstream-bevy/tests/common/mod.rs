@@ -316,44 +316,6 @@ pub fn save(h: &Harness, pixels: &[u8], name: &str) {
     .unwrap();
 }
 
-/// A bumpy unit grid in the xy plane facing +z, with LODs of 64, 32, 16, 8
-/// and 4 quads across (errors growing as it coarsens).
-pub fn grid_mesh() -> Vec<u8> {
-    use mipstream::mesh::{write_mesh, LodData, Vertex};
-    let lod = |n: u32, error: f32| {
-        let mut vertices = Vec::new();
-        for y in 0..=n {
-            for x in 0..=n {
-                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
-                let z = 0.05 * (u * 12.0).sin() * (v * 12.0).sin();
-                vertices.push(Vertex {
-                    position: [u - 0.5, v - 0.5, z],
-                    normal: [0.0, 0.0, 1.0],
-                    uv: [u, 1.0 - v],
-                    tangent: [1.0, 0.0, 0.0, 1.0],
-                });
-            }
-        }
-        let mut indices = Vec::new();
-        for y in 0..n {
-            for x in 0..n {
-                let i = y * (n + 1) + x;
-                indices.extend([i, i + 1, i + n + 1, i + 1, i + n + 2, i + n + 1]);
-            }
-        }
-        LodData {
-            vertices,
-            indices,
-            error,
-        }
-    };
-    let lods: Vec<LodData> = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)]
-        .into_iter()
-        .map(|(n, e)| lod(n, e))
-        .collect();
-    write_mesh(&lods, 1 | 2 | 4 | 8)
-}
-
 /// A cooked scene in `dir`: the grid mesh wearing `texture`, at each of
 /// `places` (x, y, z), `scale` units across; returns its `scene.json`.
 pub fn grid_scene(
@@ -366,7 +328,10 @@ pub fn grid_scene(
         SceneFile, SceneInstance, SceneMaterial, SceneMesh, FORMAT, VERSION,
     };
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("grid.msmesh"), grid_mesh()).unwrap();
+    // five LODs, 64 to 4 quads across
+    let lods = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)];
+    let mesh = mipstream::demo::scene::grid_mesh(&lods, 12.0);
+    std::fs::write(dir.join("grid.msmesh"), mesh).unwrap();
     let material = SceneMaterial {
         name: "grid".into(),
         base_color: Some(texture.to_path_buf()),

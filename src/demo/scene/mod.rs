@@ -9,9 +9,11 @@
 //! The camera path has the three moves streamers find hard: a fast fly over
 //! the field, a slow walk among the boxes, and a hard cut to the far corner.
 
+mod grid;
 mod path;
 mod textures;
 
+pub use grid::grid_mesh;
 pub use path::{CameraPath, PathPoint, Segment};
 
 use crate::streamer::{ObjectDesc, StreamerError, TextureDesc};

@@ -4,7 +4,7 @@
 
 use crate::demo::scene::FIELD_HALF;
 use crate::fault::{Faults, FaultySource};
-use crate::mesh::{write_mesh, LodData, MeshFile, Vertex};
+use crate::mesh::MeshFile;
 use crate::plan::View;
 use crate::streamer::{MeshDesc, MeshId, ObjectDesc, Streamer, TextureDesc, TextureId};
 use crate::{FileSource, TextureFile};
@@ -131,42 +131,11 @@ impl Box3 {
 /// A unit grid (`n` quads across, bumps of `freq`) with LODs halving its
 /// resolution down to 4 quads; errors grow as it coarsens.
 fn grid_mesh(n: u32, freq: f32) -> Vec<u8> {
-    let lod = |n: u32| {
-        let mut vertices = Vec::new();
-        for y in 0..=n {
-            for x in 0..=n {
-                let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
-                let z = 0.05 * (u * freq).sin() * (v * freq).sin();
-                vertices.push(Vertex {
-                    position: [u - 0.5, v - 0.5, z],
-                    normal: [0.0, 0.0, 1.0],
-                    uv: [u, v],
-                    tangent: [1.0, 0.0, 0.0, 1.0],
-                });
-            }
-        }
-        let mut indices = Vec::new();
-        for y in 0..n {
-            for x in 0..n {
-                let i = y * (n + 1) + x;
-                indices.extend([i, i + 1, i + n + 1, i + 1, i + n + 2, i + n + 1]);
-            }
-        }
-        (vertices, indices)
-    };
-    let mut lods = Vec::new();
-    let mut k = n;
-    while k >= 4 {
-        let (vertices, indices) = lod(k);
-        let error = if k == n { 0.0 } else { 0.5 * freq / k as f32 };
-        lods.push(LodData {
-            vertices,
-            indices,
-            error,
-        });
-        k /= 2;
-    }
-    write_mesh(&lods, 1 | 2 | 4 | 8)
+    let lods: Vec<(u32, f32)> = std::iter::successors(Some(n), |k| Some(k / 2))
+        .take_while(|&k| k >= 4)
+        .map(|k| (k, if k == n { 0.0 } else { 0.5 * freq / k as f32 }))
+        .collect();
+    crate::demo::scene::grid_mesh(&lods, freq)
 }
 
 /// The soak's mesh files in `dir` (written on first use).
