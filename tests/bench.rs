@@ -295,9 +295,10 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
     assert_eq!(json["error_model"], "measured");
 }
 
-/// `mipstream bench-update` in a tiny configuration: one run per cap with
-/// its keys, the plan's share and the rest adding up to the whole, the
-/// budget a quarter of full residency, bad counts refused.
+/// `mipstream bench-update` in a tiny configuration: one run per cap and
+/// plan mode with its keys, the plan's share and the rest adding up to the
+/// whole, the planner thread's time only where it planned, the budget a
+/// quarter of full residency, bad counts refused.
 #[test]
 fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     use bench::update::{bench_update, UpdateBenchOptions};
@@ -306,16 +307,20 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         textures: 40,
         frames: 12,
         upload_caps_mib: vec![2, 8],
+        plan_modes: vec![false, true],
         backends: None,
         cache_dir: common::repo().join("target/mipstream-cache"),
     };
     let mut updates = 0;
     let r = bench_update(&opts, |_, done, _| updates += (done > 0) as usize).unwrap();
-    assert_eq!(updates, 2 * 12, "progress after every timed update");
+    assert_eq!(updates, 4 * 12, "progress after every timed update");
     assert_eq!((r.objects, r.textures, r.frames), (300, 40, 12));
     assert_eq!(
-        r.runs.iter().map(|r| r.upload_cap_mib).collect::<Vec<_>>(),
-        [2, 8]
+        r.runs
+            .iter()
+            .map(|r| (r.plan_in_background, r.upload_cap_mib))
+            .collect::<Vec<_>>(),
+        [(false, 2), (false, 8), (true, 2), (true, 8)]
     );
     for run in &r.runs {
         let [p50, p99, max] = run.update_ms;
@@ -325,6 +330,10 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         assert!(run.plan_ms[0] > 0.0 && run.budget_bytes > 0);
         assert!(run.upload_bytes_max as f64 >= run.upload_bytes_mean);
         assert!(run.upload_bytes_max <= run.upload_cap_mib << 20);
+        // the planner thread planned every frame in the background, never inline
+        let worker = run.plan_worker_ms;
+        assert_eq!(worker[0] > 0.0, run.plan_in_background, "{run:?}");
+        assert_eq!(worker[2] > 0.0, run.plan_in_background, "{run:?}");
     }
     let json = r.to_json();
     for key in [
@@ -335,6 +344,8 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     let run = &json["runs"][0];
     for key in [
         "upload_cap_mib",
+        "plan_in_background",
+        "plan_worker_ms",
         "update_ms",
         "plan_ms",
         "apply_ms",

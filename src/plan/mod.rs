@@ -769,6 +769,13 @@ impl Planner {
     pub fn last_plan(&self) -> &Plan {
         &self.plan
     }
+
+    /// Swaps the last plan with `plan` (the streamer keeps its last plan
+    /// while the planner makes the next one; every plan call rewrites the
+    /// planner's own in full).
+    pub(crate) fn swap_plan(&mut self, plan: &mut Plan) {
+        std::mem::swap(&mut self.plan, plan);
+    }
 }
 
 #[cfg(test)]

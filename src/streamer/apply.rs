@@ -281,6 +281,7 @@ impl Streamer {
         for l in levels {
             e.pending.insert(l.level, l);
         }
+        self.slots.touch(id.index());
     }
 
     /// Puts `new` in place of a texture's resident levels and releases the old.
@@ -294,6 +295,7 @@ impl Streamer {
         e.tier = tier;
         e.since_frame = frame;
         e.generation += 1;
+        self.slots.set(id.index(), e.state());
         self.gpu.release(old);
         self.changed.push(id);
         self.stats.rebinds += 1;

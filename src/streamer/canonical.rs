@@ -129,7 +129,7 @@ impl Streamer {
             }
         }
         self.gpu.trim_pool(0);
-        self.planner.forget_history();
+        self.planner.get().forget_history();
         self.budget.forget_headroom();
         self.gpu.submit();
         self.gpu.wait_idle();

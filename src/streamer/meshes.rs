@@ -180,7 +180,9 @@ impl Streamer {
             pending: None,
             load: LoadState::default(),
         });
-        self.planner.set_mesh(id.index(), plan);
+        let coarsest = plan.coarsest();
+        self.planner.get().set_mesh(id.index(), plan);
+        self.planner.hold_new_mesh(id.index(), coarsest);
         self.handed_over(id, serial, data);
         Ok(id)
     }
@@ -245,7 +247,7 @@ impl Streamer {
         for d in e.detail.into_iter().chain(e.fading.and_then(|(f, _)| f)) {
             self.free_mesh(id, d);
         }
-        self.planner.remove_mesh(id.index());
+        self.planner.get().remove_mesh(id.index());
         let affected: Vec<crate::ObjectId> = self
             .objects
             .iter::<crate::ObjectId>()

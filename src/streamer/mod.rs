@@ -93,8 +93,10 @@ mod load_state;
 mod meshes;
 mod objects;
 mod options;
+mod plan_thread;
 mod prepare;
 mod report;
+mod slots;
 mod textures;
 mod work;
 
@@ -122,6 +124,7 @@ use crate::worker::{LoadError, Loader};
 use budget::BudgetState;
 use load_state::LoadState;
 use objects::ObjectEntry;
+use plan_thread::PlanHandle;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use work::{Context, UploadRoom};
@@ -190,10 +193,12 @@ pub enum StreamerError {
 pub struct Streamer {
     options: StreamerOptions,
     gpu: GpuStore,
-    planner: Planner,
+    planner: PlanHandle,
     loader: Loader,
     budget: BudgetState,
     textures: Slots<textures::TextureEntry>,
+    /// What each texture slot holds, dense (see `slots.rs`).
+    slots: slots::TextureSlots,
     /// Bytes of every registered texture's tail (kept as textures come and
     /// go: summed over 10,000 textures several times a frame it cost a
     /// third of `update`'s own time).
@@ -255,7 +260,7 @@ impl Streamer {
         let owner = crate::ids::new_owner();
         let mut s = Self {
             gpu: GpuStore::new(device.clone(), queue.clone(), 0),
-            planner: Planner::new(options.planner.clone()),
+            planner: PlanHandle::new(Planner::new(options.planner.clone())),
             loader: Loader::new(options.workers),
             budget: BudgetState::new(
                 options.budget,
@@ -264,6 +269,7 @@ impl Streamer {
             ),
             options,
             textures: Slots::owned_by(owner),
+            slots: slots::TextureSlots::default(),
             texture_tails: 0,
             held: Vec::new(),
             meshes: Slots::owned_by(owner),
@@ -281,8 +287,11 @@ impl Streamer {
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.gpu.set_pool_reuse_after(s.options.recycle_after_submits);
         s.planner
+            .get()
             .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
-        s.planner.set_growth_restages_kept_levels(!s.gpu_copies);
+        s.planner
+            .get()
+            .set_growth_restages_kept_levels(!s.gpu_copies);
         s
     }
 
@@ -342,7 +351,8 @@ impl Streamer {
     /// Changes the planner's tunables (LOD bias, hysteresis, compact tier...)
     /// from the next `update` on.
     pub fn set_planner_options(&mut self, planner: PlannerOptions) {
-        self.planner.set_options(planner.clone());
+        self.planner.get().set_options(planner.clone());
+        self.planner.note_losses();
         self.options.planner = planner;
     }
 
@@ -421,7 +431,7 @@ impl Streamer {
     /// is the path's working set, the basis of budgets that bind. Changes
     /// nothing the next `update` sees.
     pub fn wanted_bytes(&mut self, views: &[View]) -> u64 {
-        self.planner.wanted_bytes(views)
+        self.planner.scratch().wanted_bytes(views)
     }
 
     /// Out-of-memory events since the streamer was made (the report keeps
@@ -470,6 +480,12 @@ impl Streamer {
         self.request_loads();
         self.request_mesh_loads();
         self.work();
+        if self.options.plan_in_background {
+            let handover = Instant::now();
+            let inputs = self.plan_inputs();
+            self.planner.plan_in_background(inputs);
+            self.stats.plan_time += handover.elapsed();
+        }
         self.end_frame();
         self.stats.update_time = start.elapsed();
         self.stats
@@ -504,22 +520,6 @@ impl Streamer {
         for r in self.loader.drain_meshes() {
             self.accept_mesh_load(r);
         }
-    }
-
-    /// Plans within the planner's budget: the effective one less any
-    /// headroom (the plan keeps room for its own growth inside it; the
-    /// recycle pool gives way to it, see `budget.rs`).
-    fn plan(&mut self) {
-        let budget = self
-            .budget
-            .for_planner(self.tail_bytes(), self.options.transient_reserve);
-        let resident = self.resident_states();
-        let meshes = self.mesh_resident();
-        let plan =
-            self.planner
-                .plan_with_meshes(&self.views, budget, &resident, &meshes, self.frame);
-        self.stats.fit_error = plan.fit_error;
-        self.stats.fit_gap_lp = plan.fit_gap();
     }
 
     /// The frame's GPU work: decided on a copy of the books (`work.rs`),
@@ -578,16 +578,6 @@ impl Streamer {
             cross_fade: self.options.mesh_cross_fade_frames > 0,
             plan_bytes: self.planner.last_plan().bytes,
         }
-    }
-
-    /// The facts of the textures whose plan differs from what they hold
-    /// (the others neither shrink nor grow), or with `all`, of every one.
-    fn texture_facts(&self, all: bool) -> Vec<work::TextureFacts<'_>> {
-        let facts = self.textures.iter::<TextureId>().filter_map(|(id, e)| {
-            let p = self.texture_plan(id);
-            (all || p.tier != e.tier || p.target != e.resident.first_level).then(|| e.facts(id, p))
-        });
-        facts.collect()
     }
 
     fn mesh_facts(&self) -> Vec<work::MeshFacts> {
@@ -658,7 +648,11 @@ impl Streamer {
     /// this frame's other uploads).
     fn converged_when(&self, settled: bool) -> bool {
         let fixed = self.policy() != Policy::Budget;
-        self.loader.outstanding() == 0
+        // a plan made on the planner thread may predate these views or a
+        // change to the scene: holding it is not holding their plan
+        let current = !self.options.plan_in_background || self.planner.is_current_for(&self.views);
+        current
+            && self.loader.outstanding() == 0
             && self.textures_converged(settled, fixed)
             && self.meshes_converged(settled)
     }

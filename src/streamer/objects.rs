@@ -47,7 +47,9 @@ impl Streamer {
             .ok_or(StreamerError::StaleObject(id))?;
         o.desc.center = center;
         o.desc.half_extents = half_extents;
-        self.planner.move_object(id.index(), center, half_extents);
+        self.planner
+            .get()
+            .move_object(id.index(), center, half_extents);
         Ok(())
     }
 
@@ -61,7 +63,7 @@ impl Streamer {
         self.objects
             .remove(id)
             .ok_or(StreamerError::StaleObject(id))?;
-        self.planner.remove_object(id.index());
+        self.planner.get().remove_object(id.index());
         Ok(())
     }
 
@@ -80,8 +82,9 @@ impl Streamer {
         let bindings: Vec<(usize, f32)> =
             desc.textures.iter().map(|(t, s)| (t.index(), *s)).collect();
         self.planner
+            .get()
             .set_object(id.index(), desc.center, desc.half_extents, &bindings);
-        self.planner.set_object_meshes(
+        self.planner.get().set_object_meshes(
             id.index(),
             desc.center,
             desc.half_extents,

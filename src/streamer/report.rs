@@ -239,8 +239,14 @@ pub struct FrameStats {
     pub update_time: Duration,
     /// Of that, the plan's (the planner's pass over objects and textures,
     /// its fit and certificate); the rest is draining loads, requesting and
-    /// carrying out the frame's GPU work.
+    /// carrying out the frame's GPU work. With
+    /// [`crate::StreamerOptions::plan_in_background`], only what the render
+    /// thread spent on it: waiting for a plan still in flight and handing
+    /// the next one its inputs.
     pub plan_time: Duration,
+    /// With [`crate::StreamerOptions::plan_in_background`], the planner
+    /// thread's time on the plan this frame carried out (zero otherwise).
+    pub plan_worker_time: Duration,
     /// Views `update` skipped because they fail [`crate::View::validate`]
     /// (zero viewport, non-finite numbers); the report's `warnings` say why.
     pub rejected_views: u32,

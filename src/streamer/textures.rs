@@ -91,6 +91,24 @@ pub(super) struct TextureEntry {
 }
 
 impl TextureEntry {
+    /// What it holds, as the planner sees it.
+    pub(super) fn state(&self) -> ResidentState {
+        ResidentState {
+            level: self.resident.first_level,
+            tier: self.tier,
+            since_frame: self.since_frame,
+        }
+    }
+
+    /// Whether nothing of its is requested, arrived, failed or waiting for
+    /// another tier (see `slots.rs`).
+    pub(super) fn idle(&self) -> bool {
+        self.requested.is_empty()
+            && self.pending.is_empty()
+            && self.pending_tier == self.tier
+            && self.load.failure.is_none()
+    }
+
     /// Bytes of its always-resident tail.
     pub(super) fn tail_bytes(&self) -> u64 {
         self.plan.bytes(self.plan.tail_level, Tier::Full)
@@ -223,7 +241,12 @@ impl Streamer {
             load: LoadState::default(),
             shadow,
         });
-        self.planner.set_texture(id.index(), plan);
+        self.slots
+            .set(id.index(), self.textures.get(id).expect("inserted").state());
+        let tail_level = plan.tail_level;
+        self.planner.get().set_texture(id.index(), plan);
+        self.planner.hold_new_texture(id.index(), tail_level);
+        self.planner.note_loss(id.index());
         self.changed.push(id);
         Ok(id)
     }
@@ -291,6 +314,7 @@ impl Streamer {
         e.requested.clear();
         e.load = LoadState::default();
         e.shadow = shadow;
+        self.slots.set(id.index(), e.state());
         self.gpu.release(old);
         self.changed.push(id);
         Ok(())
@@ -368,7 +392,9 @@ impl Streamer {
         for level in e.requested {
             self.loader.cancel(load_key(id, e.pending_tier), level);
         }
-        self.planner.remove_texture(id.index());
+        self.planner.get().remove_texture(id.index());
+        self.planner.note_loss(id.index());
+        self.slots.free(id.index());
         let affected: Vec<crate::ObjectId> = self
             .objects
             .iter::<crate::ObjectId>()
@@ -467,30 +493,16 @@ impl Streamer {
         self.texture_tails
     }
 
-    /// What each texture slot holds now, for the planner (free slots: level 0).
-    pub(super) fn resident_states(&self) -> Vec<ResidentState> {
-        let n = self
-            .textures
-            .iter::<TextureId>()
-            .map(|(id, _)| id.index() + 1)
-            .max()
-            .unwrap_or(0);
-        let mut out = vec![
-            ResidentState {
-                level: 0,
-                tier: Tier::Full,
-                since_frame: 0,
-            };
-            n
-        ];
-        for (id, e) in self.textures.iter::<TextureId>() {
-            out[id.index()] = ResidentState {
-                level: e.resident.first_level,
-                tier: e.tier,
-                since_frame: e.since_frame,
-            };
+    /// Debug builds check the dense slot arrays against the entries every
+    /// plan: each live slot's state as the entry has it, and no idle-marked
+    /// texture with anything in flight.
+    pub(super) fn check_slots(&self) {
+        if cfg!(debug_assertions) {
+            for (id, e) in self.textures.iter::<TextureId>() {
+                debug_assert_eq!(self.slots.resident()[id.index()], e.state(), "{id:?}");
+                debug_assert!(self.slots.needs_attention(id.index()) || e.idle(), "{id:?}");
+            }
         }
-        out
     }
 
     /// Takes a finished texture load: its level waits in `pending`, or its
@@ -507,6 +519,7 @@ impl Streamer {
             return; // a tier the texture no longer wants
         }
         e.requested.remove(&r.level);
+        self.slots.touch(id.index());
         match r.result {
             Ok(img) => {
                 e.load.failure = None;
@@ -542,85 +555,105 @@ impl Streamer {
     /// texture, textures by the plan's priority), cancels what is no longer
     /// wanted, and waits out failures' back-off.
     pub(super) fn request_loads(&mut self) {
-        let frame = self.frame;
-        for id in self.texture_ids() {
-            let target = self.texture_plan(id);
-            let e = self.textures.get_mut(id).expect("listed");
-            let n = e.levels();
-            // switching tier: everything of the new tier from the target down
-            let (tier, wanted) = if target.tier != e.tier {
-                (target.tier, target.target..n)
-            } else {
-                (e.tier, target.target..e.resident.first_level)
-            };
-            if wanted.is_empty()
-                && tier == e.pending_tier
-                && e.requested.is_empty()
-                && e.pending.is_empty()
+        for slot in 0..self.slots.len() {
+            // holds its plan (or more) and nothing in flight: most textures,
+            // most frames, decided on the dense arrays alone
+            let r = self.slots.resident()[slot];
+            let target = self.planner.last_plan().textures.get(slot);
+            let target = target.copied().unwrap_or_default();
+            if !self.slots.needs_attention(slot)
+                && target.tier == r.tier
+                && target.target >= r.level
             {
-                // holds its plan, nothing in flight (most textures, most
-                // frames: at 10,000 textures the general path below cost
-                // about half a millisecond a frame in allocations)
-                e.load.failure = None;
                 continue;
             }
-            if tier != e.pending_tier {
-                for level in std::mem::take(&mut e.requested) {
-                    self.loader.cancel(load_key(id, e.pending_tier), level);
-                }
-                e.pending.clear();
-                e.pending_tier = tier;
-            }
-            // cancel what is no longer wanted, drop what arrived for nothing
-            // (`wanted` is a range: a set lies in it when its ends do)
-            let ends = |first: Option<&u32>, last: Option<&u32>| {
-                first.is_none_or(|l| wanted.contains(l)) && last.is_none_or(|l| wanted.contains(l))
+            let Some(id) = self.textures.id_at::<TextureId>(slot) else {
+                continue;
             };
-            if !ends(e.requested.first(), e.requested.last()) {
-                let stale: Vec<u32> = e
-                    .requested
-                    .iter()
-                    .copied()
-                    .filter(|l| !wanted.contains(l))
-                    .collect();
-                for level in stale {
-                    e.requested.remove(&level);
-                    self.loader.cancel(load_key(id, tier), level);
-                }
+            self.request_levels(id, target);
+            let idle = self.textures.get(id).expect("a live slot").idle();
+            self.slots.set_attention(slot, !idle);
+        }
+    }
+
+    /// One texture's part of [`Self::request_loads`].
+    fn request_levels(&mut self, id: TextureId, target: TexturePlan) {
+        let frame = self.frame;
+        let e = self.textures.get_mut(id).expect("a live slot");
+        let n = e.levels();
+        // switching tier: everything of the new tier from the target down
+        let (tier, wanted) = if target.tier != e.tier {
+            (target.tier, target.target..n)
+        } else {
+            (e.tier, target.target..e.resident.first_level)
+        };
+        if wanted.is_empty()
+            && tier == e.pending_tier
+            && e.requested.is_empty()
+            && e.pending.is_empty()
+        {
+            // holds its plan, nothing in flight (most textures, most
+            // frames: at 10,000 textures the general path below cost
+            // about half a millisecond a frame in allocations)
+            e.load.failure = None;
+            return;
+        }
+        if tier != e.pending_tier {
+            for level in std::mem::take(&mut e.requested) {
+                self.loader.cancel(load_key(id, e.pending_tier), level);
             }
-            if !ends(e.pending.keys().next(), e.pending.keys().next_back()) {
-                e.pending.retain(|l, _| wanted.contains(l));
+            e.pending.clear();
+            e.pending_tier = tier;
+        }
+        // cancel what is no longer wanted, drop what arrived for nothing
+        // (`wanted` is a range: a set lies in it when its ends do)
+        let ends = |first: Option<&u32>, last: Option<&u32>| {
+            first.is_none_or(|l| wanted.contains(l)) && last.is_none_or(|l| wanted.contains(l))
+        };
+        if !ends(e.requested.first(), e.requested.last()) {
+            let stale: Vec<u32> = e
+                .requested
+                .iter()
+                .copied()
+                .filter(|l| !wanted.contains(l))
+                .collect();
+            for level in stale {
+                e.requested.remove(&level);
+                self.loader.cancel(load_key(id, tier), level);
             }
-            // (both now lie in `wanted`, and never share a level)
-            let n_wanted = wanted.len();
-            if e.pending.len() == n_wanted {
-                // nothing left to load (nothing wanted, or every wanted level
-                // arrived and waits for room): a failure is history, not a
-                // state to back off in. Without this a texture whose wanted
-                // levels all arrived, but wait for budget room, kept an old
-                // failure forever (the flaky soak test: "DID NOT CONVERGE").
-                e.load.failure = None;
-            }
-            if e.load.backing_off(frame) || e.pending.len() + e.requested.len() == n_wanted {
+        }
+        if !ends(e.pending.keys().next(), e.pending.keys().next_back()) {
+            e.pending.retain(|l, _| wanted.contains(l));
+        }
+        // (both now lie in `wanted`, and never share a level)
+        let n_wanted = wanted.len();
+        if e.pending.len() == n_wanted {
+            // nothing left to load (nothing wanted, or every wanted level
+            // arrived and waits for room): a failure is history, not a
+            // state to back off in. Without this a texture whose wanted
+            // levels all arrived, but wait for budget room, kept an old
+            // failure forever (the flaky soak test: "DID NOT CONVERGE").
+            e.load.failure = None;
+        }
+        if e.load.backing_off(frame) || e.pending.len() + e.requested.len() == n_wanted {
+            return;
+        }
+        for level in wanted.rev() {
+            if e.pending.contains_key(&level) || e.requested.contains(&level) {
                 continue;
             }
-            for level in wanted.rev() {
-                if e.pending.contains_key(&level) || e.requested.contains(&level) {
-                    continue;
-                }
-                let output = e.choice.output(tier);
-                self.loader.submit(LoadRequest {
-                    key: load_key(id, tier),
-                    file: e.file.clone(),
-                    level,
-                    options: TranscodeOptions::for_choice(&e.choice, output)
-                        .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
-                    // the texture's benefit per byte; coarser levels first within it
-                    priority: target.priority.max(1e-30) * (1.0 + level as f32 * 1e-3),
-                });
-                e.requested.insert(level);
-                self.stats.requested += 1;
-            }
+            let output = e.choice.output(tier);
+            self.loader.submit(LoadRequest {
+                key: load_key(id, tier),
+                file: e.file.clone(),
+                level,
+                options: TranscodeOptions::for_choice(&e.choice, output)
+                    .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
+                // the texture's benefit per byte; coarser levels first within it
+                priority: target.priority.max(1e-30) * (1.0 + level as f32 * 1e-3),
+            });
+            e.requested.insert(level);
+            self.stats.requested += 1;
         }
     }
 

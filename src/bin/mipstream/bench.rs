@@ -284,6 +284,11 @@ pub(crate) struct BenchUpdateArgs {
     /// Upload caps to run, MiB per frame, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "2,8,32")]
     upload_caps_mb: Vec<u64>,
+    /// Where the plan runs: `inline` (inside `update`, the default
+    /// streamer), `background` (`StreamerOptions::plan_in_background`), or
+    /// `both`, each a run per cap.
+    #[arg(long, value_enum, default_value_t = PlanThread::Both)]
+    plan: PlanThread,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -292,12 +297,25 @@ pub(crate) struct BenchUpdateArgs {
     json: Option<PathBuf>,
 }
 
+/// Where `bench-update` runs the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlanThread {
+    Inline,
+    Background,
+    Both,
+}
+
 pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     let opts = bench::update::UpdateBenchOptions {
         objects: args.objects,
         textures: args.textures,
         frames: args.frames,
         upload_caps_mib: args.upload_caps_mb.clone(),
+        plan_modes: match args.plan {
+            PlanThread::Inline => vec![false],
+            PlanThread::Background => vec![true],
+            PlanThread::Both => vec![false, true],
+        },
         backends: backends(&args.backend)?,
         cache_dir: mipstream::demo::scene::BuiltinScene::default_cache_dir(),
     };
@@ -319,11 +337,12 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | uploaded per update mean / max"
+        "plan       | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | uploaded per update mean / max"
     );
     for run in &r.runs {
         println!(
-            "{:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {}",
+            "{:<10} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {}",
+            if run.plan_in_background { "background" } else { "inline" },
             run.upload_cap_mib,
             run.update_ms[0],
             run.update_ms[1],
@@ -332,6 +351,8 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             run.plan_ms[1],
             run.apply_ms[0],
             run.apply_ms[1],
+            run.plan_worker_ms[0],
+            run.plan_worker_ms[1],
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
         );

@@ -29,6 +29,10 @@ pub struct UpdateBenchOptions {
     pub frames: usize,
     /// Upload caps to run, MiB per frame.
     pub upload_caps_mib: Vec<u64>,
+    /// Where the plan runs, each a run per cap: `false` inside `update`,
+    /// `true` on the planner thread
+    /// ([`StreamerOptions::plan_in_background`]).
+    pub plan_modes: Vec<bool>,
     /// The backends to pick the adapter from (`None`: any).
     pub backends: Option<wgpu::Backends>,
     /// Where the built-in scene's cooked textures are cached.
@@ -40,6 +44,8 @@ pub struct UpdateBenchOptions {
 pub struct UpdateRun {
     /// The cap, MiB per frame.
     pub upload_cap_mib: u64,
+    /// Whether the plan ran on the planner thread.
+    pub plan_in_background: bool,
     /// The budget (a quarter of full residency).
     pub budget_bytes: u64,
     /// Render-thread time of `update`: p50, p99, max (ms).
@@ -48,6 +54,9 @@ pub struct UpdateRun {
     pub plan_ms: [f64; 3],
     /// The rest: p50, p99, max (ms).
     pub apply_ms: [f64; 3],
+    /// The planner thread's time on each plan carried out, p50, p99, max
+    /// (ms; zeros when the plan ran inside `update`).
+    pub plan_worker_ms: [f64; 3],
     /// Bytes uploaded per update, mean and most.
     pub upload_bytes_mean: f64,
     /// The most bytes one update uploaded.
@@ -121,9 +130,14 @@ pub fn bench_update(
         .map_err(|e| UpdateBenchError::Scene(e.to_string()))?;
     let info = g.adapter.get_info();
     let mut runs = Vec::new();
-    for &cap in &opts.upload_caps_mib {
+    let runs_wanted = opts
+        .plan_modes
+        .iter()
+        .flat_map(|&b| opts.upload_caps_mib.iter().map(move |&c| (b, c)));
+    for (background, cap) in runs_wanted {
         let options = StreamerOptions {
             upload_bytes_per_frame: cap << 20,
+            plan_in_background: background,
             ..Default::default()
         };
         let mut s = Streamer::with_options(&g.device, &g.queue, options);
@@ -149,6 +163,7 @@ pub fn bench_update(
         let mut update = Vec::with_capacity(opts.frames);
         let mut plan = Vec::with_capacity(opts.frames);
         let mut apply = Vec::with_capacity(opts.frames);
+        let mut worker = Vec::with_capacity(opts.frames);
         let (mut uploaded, mut upload_max) = (0u64, 0u64);
         for f in 0..opts.frames {
             let stats = s.update(&[synthetic_view(f as u64)]);
@@ -156,21 +171,24 @@ pub fn bench_update(
             update.push(u.as_secs_f64() * 1e3);
             plan.push(p.as_secs_f64() * 1e3);
             apply.push(u.saturating_sub(p).as_secs_f64() * 1e3);
+            worker.push(stats.plan_worker_time.as_secs_f64() * 1e3);
             uploaded += stats.upload_bytes;
             upload_max = upload_max.max(stats.upload_bytes);
             progress(cap, f + 1, opts.frames);
             // paced like frames, so loads arrive between updates
             std::thread::sleep(Duration::from_millis(2));
         }
-        for v in [&mut update, &mut plan, &mut apply] {
+        for v in [&mut update, &mut plan, &mut apply, &mut worker] {
             v.sort_by(f64::total_cmp);
         }
         runs.push(UpdateRun {
             upload_cap_mib: cap,
+            plan_in_background: background,
             budget_bytes: budget,
             update_ms: spread(&update),
             plan_ms: spread(&plan),
             apply_ms: spread(&apply),
+            plan_worker_ms: spread(&worker),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
             upload_bytes_max: upload_max,
             register_s,
@@ -205,6 +223,8 @@ impl UpdateBench {
             "backend": self.backend,
             "runs": self.runs.iter().map(|r| serde_json::json!({
                 "upload_cap_mib": r.upload_cap_mib,
+                "plan_in_background": r.plan_in_background,
+                "plan_worker_ms": ms(r.plan_worker_ms),
                 "budget_bytes": r.budget_bytes,
                 "update_ms": ms(r.update_ms),
                 "plan_ms": ms(r.plan_ms),

@@ -1,0 +1,360 @@
+//! The streamer's planner, here or on a thread of its own.
+//!
+//! With [`super::StreamerOptions::plan_in_background`] off (the default),
+//! `update` plans on the calling thread, as it always has. With it on, the
+//! end of each `update` hands the planner, with that frame's views and
+//! what every texture and mesh then holds, to a planner thread, and the
+//! next `update` takes the finished plan back and carries it out: the
+//! render thread spends nothing on the plan unless the planner is still
+//! running when the next frame starts (then it waits). The plan a frame
+//! carries out is made from the views of the frame before; the budget
+//! itself is still kept every frame on the streamer's own books (a plan
+//! only chooses what to load and drop, `work.rs` decides what fits).
+//!
+//! The plan is made from the same inputs by the same code whichever thread
+//! runs it, so a given run of inputs gives the same plans. Anything that
+//! changes the planner between frames (registering, moving, removing,
+//! options) first takes it back, waiting for a plan in flight.
+//!
+//! The last plan itself lives here, beside the planner (swapped out of it
+//! when a plan is done), so the streamer's reports and checks read it while
+//! the next one is being made.
+
+use super::Streamer;
+use crate::plan::{
+    MeshPlan, MeshResident, Plan, Planner, Policy, ResidentState, TexturePlan, View,
+};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What a plan is made from.
+#[derive(Debug, Default)]
+pub(super) struct PlanInputs {
+    pub(super) views: Vec<View>,
+    pub(super) budget: u64,
+    pub(super) resident: Vec<ResidentState>,
+    pub(super) meshes: Vec<MeshResident>,
+    pub(super) frame: u64,
+}
+
+struct Job {
+    planner: Box<Planner>,
+    inputs: PlanInputs,
+}
+
+type Done = std::thread::Result<(Box<Planner>, PlanInputs, Duration)>;
+
+#[derive(Debug)]
+struct Worker {
+    jobs: Option<Sender<Job>>,
+    /// (in a mutex only so that the streamer stays `Sync`; one thread
+    /// receives, with `&mut` access)
+    done: Mutex<Receiver<Done>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("frame", &self.inputs.frame)
+            .finish()
+    }
+}
+
+impl Worker {
+    fn spawn() -> Self {
+        let (jobs, inbox) = channel::<Job>();
+        let (outbox, done) = channel::<Done>();
+        let thread = std::thread::Builder::new()
+            .name("mipstream planner".into())
+            .spawn(move || {
+                for Job {
+                    mut planner,
+                    inputs,
+                } in inbox
+                {
+                    let result = catch_unwind(AssertUnwindSafe(move || {
+                        let start = Instant::now();
+                        plan(&mut planner, &inputs);
+                        (planner, inputs, start.elapsed())
+                    }));
+                    if outbox.send(result).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("the planner thread starts");
+        Self {
+            jobs: Some(jobs),
+            done: Mutex::new(done),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // closing the queue ends the thread once its job (if any) is done
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn plan(planner: &mut Planner, i: &PlanInputs) {
+    planner.plan_with_meshes(&i.views, i.budget, &i.resident, &i.meshes, i.frame);
+}
+
+/// The planner and its last plan.
+#[derive(Debug)]
+pub(super) struct PlanHandle {
+    /// `None` while a plan is in flight on the worker.
+    planner: Option<Box<Planner>>,
+    /// The last finished plan (defaults before the first).
+    plan: Plan,
+    worker: Option<Worker>,
+    /// A finished plan the next `update` has not used yet.
+    fresh: bool,
+    /// The worker's time on the last finished plan.
+    worker_time: Duration,
+    /// Inputs' buffers, reused from plan to plan.
+    spare: PlanInputs,
+    /// The planner's policy and, per texture slot, whether its measured
+    /// loss judges it: what the reports read while the planner is away.
+    policy: Policy,
+    measured: Vec<bool>,
+    /// Changes to the planner's scene or settings so far ([`Self::get`]
+    /// calls), and how many there had been when the last finished plan's
+    /// inputs were taken; that plan's views.
+    edits: u64,
+    sent_edits: u64,
+    plan_edits: u64,
+    plan_views: Vec<View>,
+}
+
+impl PlanHandle {
+    pub(super) fn new(planner: Planner) -> Self {
+        Self {
+            policy: planner.policy(),
+            planner: Some(Box::new(planner)),
+            plan: Plan::default(),
+            worker: None,
+            fresh: false,
+            worker_time: Duration::ZERO,
+            spare: PlanInputs::default(),
+            measured: Vec::new(),
+            edits: 0,
+            sent_edits: 0,
+            plan_edits: 0,
+            plan_views: Vec::new(),
+        }
+    }
+
+    /// Whether the last finished plan was made from `views` and from the
+    /// planner as it is now (nothing registered, moved or set since).
+    pub(super) fn is_current_for(&self, views: &[View]) -> bool {
+        self.plan_edits == self.edits && self.plan_views == views
+    }
+
+    /// The level policy in use.
+    pub(super) fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub(super) fn set_policy(&mut self, policy: Policy) {
+        self.get().set_policy(policy);
+        self.policy = policy;
+    }
+
+    /// Whether texture `slot` is judged by its measured loss (see
+    /// [`Planner::uses_measured_loss`]; kept by [`Self::note_loss`]).
+    pub(super) fn uses_measured_loss(&self, slot: usize) -> bool {
+        self.measured.get(slot).copied().unwrap_or(false)
+    }
+
+    /// Texture `slot` was set or removed.
+    pub(super) fn note_loss(&mut self, slot: usize) {
+        let measured = self.scratch().uses_measured_loss(slot);
+        if slot >= self.measured.len() {
+            self.measured.resize(slot + 1, false);
+        }
+        self.measured[slot] = measured;
+    }
+
+    /// The planner's options changed.
+    pub(super) fn note_losses(&mut self) {
+        for slot in 0..self.measured.len() {
+            self.note_loss(slot);
+        }
+    }
+
+    /// The planner, to change its scene or settings: taken back first if a
+    /// plan is in flight (waiting for it), and the last plan no longer
+    /// counts as made from the planner as it is.
+    pub(super) fn get(&mut self) -> &mut Planner {
+        self.edits += 1;
+        self.scratch()
+    }
+
+    /// The planner for a question that changes no plan (its scratch state
+    /// only), taken back first if a plan is in flight.
+    pub(super) fn scratch(&mut self) -> &mut Planner {
+        self.join();
+        self.planner.as_mut().expect("joined")
+    }
+
+    /// The last finished plan.
+    pub(super) fn last_plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Plans now, on this thread.
+    pub(super) fn plan_now(&mut self, inputs: &PlanInputs) {
+        self.join();
+        plan(self.planner.as_mut().expect("joined"), inputs);
+        self.sent_edits = self.edits;
+        self.finish(Duration::ZERO, &inputs.views);
+        self.fresh = false;
+    }
+
+    /// Inputs' buffers to fill for [`Self::plan_in_background`].
+    pub(super) fn take_inputs(&mut self) -> PlanInputs {
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Gives buffers back for the next plan.
+    pub(super) fn return_inputs(&mut self, inputs: PlanInputs) {
+        self.spare = inputs;
+    }
+
+    /// Starts a plan on the worker; the planner comes back at the next
+    /// [`Self::take_fresh`] or [`Self::get`].
+    pub(super) fn plan_in_background(&mut self, inputs: PlanInputs) {
+        self.join();
+        let planner = self.planner.take().expect("joined");
+        self.sent_edits = self.edits;
+        let worker = self.worker.get_or_insert_with(Worker::spawn);
+        let jobs = worker.jobs.as_ref().expect("open until dropped");
+        if let Err(e) = jobs.send(Job { planner, inputs }) {
+            // the thread is gone (it cannot be: it ends only when dropped);
+            // plan here rather than lose the planner
+            let Job { planner, inputs } = e.0;
+            self.planner = Some(planner);
+            self.plan_now(&inputs);
+            self.fresh = true;
+            self.spare = inputs;
+        }
+    }
+
+    /// The plan finished since the last call, if any (waiting for one in
+    /// flight), and the worker's time on it.
+    pub(super) fn take_fresh(&mut self) -> Option<Duration> {
+        self.join();
+        std::mem::take(&mut self.fresh).then_some(self.worker_time)
+    }
+
+    /// Waits for a plan in flight and swaps it in.
+    fn join(&mut self) {
+        if self.planner.is_some() {
+            return;
+        }
+        let worker = self.worker.as_ref().expect("a plan is in flight");
+        let done = worker.done.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        match done {
+            Ok(Ok((planner, inputs, took))) => {
+                self.planner = Some(planner);
+                self.finish(took, &inputs.views);
+                self.spare = inputs;
+            }
+            // the planner panicked: the same panic, on the caller's thread
+            Ok(Err(panic)) => resume_unwind(panic),
+            Err(_) => panic!("the mipstream planner thread ended with a plan in flight"),
+        }
+    }
+
+    fn finish(&mut self, took: Duration, views: &[View]) {
+        let planner = self.planner.as_mut().expect("here");
+        planner.swap_plan(&mut self.plan);
+        self.fresh = true;
+        self.worker_time = took;
+        self.plan_edits = self.sent_edits;
+        self.plan_views.clear();
+        self.plan_views.extend_from_slice(views);
+    }
+
+    /// A texture just registered in `slot` holds its tail until a plan
+    /// made after it says otherwise (a plan in flight predates it, and the
+    /// last plan's entry for the slot may be a removed texture's).
+    /// (A slot past the plan's end would read as the default plan, level
+    /// 0, so the plan grows to cover it.)
+    pub(super) fn hold_new_texture(&mut self, slot: usize, tail_level: u32) {
+        let textures = &mut self.plan.textures;
+        if slot >= textures.len() {
+            textures.resize(slot + 1, TexturePlan::default());
+        }
+        textures[slot] = TexturePlan {
+            wanted: tail_level,
+            target: tail_level,
+            ..TexturePlan::default()
+        };
+    }
+
+    /// The same for a mesh, which holds its coarsest LOD.
+    pub(super) fn hold_new_mesh(&mut self, slot: usize, coarsest: u32) {
+        let meshes = &mut self.plan.meshes;
+        if slot >= meshes.len() {
+            meshes.resize(slot + 1, MeshPlan::default());
+        }
+        meshes[slot] = MeshPlan {
+            wanted: coarsest,
+            target: coarsest,
+            ..MeshPlan::default()
+        };
+    }
+}
+
+impl Streamer {
+    /// Plans within the planner's budget: the effective one less any
+    /// headroom (the plan keeps room for its own growth inside it; the
+    /// recycle pool gives way to it, see `budget.rs`).
+    pub(super) fn plan(&mut self) {
+        // in the background: the plan made at the end of the last update
+        // (or since, if something took the planner back), else one now
+        let made = if self.options.plan_in_background {
+            self.planner.take_fresh()
+        } else {
+            None
+        };
+        match made {
+            Some(worker_time) => self.stats.plan_worker_time = worker_time,
+            None => {
+                let inputs = self.plan_inputs();
+                self.planner.plan_now(&inputs);
+                self.planner.return_inputs(inputs);
+            }
+        }
+        let plan = self.planner.last_plan();
+        self.stats.fit_error = plan.fit_error;
+        self.stats.fit_gap_lp = plan.fit_gap();
+    }
+
+    /// What the planner plans from now: the views, the budget, what every
+    /// texture and mesh holds.
+    pub(super) fn plan_inputs(&mut self) -> PlanInputs {
+        self.check_slots();
+        let mut inputs = self.planner.take_inputs();
+        inputs.budget = self
+            .budget
+            .for_planner(self.tail_bytes(), self.options.transient_reserve);
+        inputs.views.clone_from(&self.views);
+        inputs.resident.clear();
+        inputs.resident.extend_from_slice(self.slots.resident());
+        inputs.meshes = self.mesh_resident();
+        inputs.frame = self.frame;
+        inputs
+    }
+}

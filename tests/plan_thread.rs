@@ -1,0 +1,174 @@
+//! `StreamerOptions::plan_in_background`: the plan made on the planner
+//! thread, one frame behind, reaching the same residency as the plan made
+//! inside `update`, with the budget kept every frame and textures coming
+//! and going while a plan is in flight.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use mipstream::{Streamer, TextureFile, TextureId, View};
+use std::time::Duration;
+
+fn sponza(name: &str) -> TextureFile {
+    TextureFile::open_path(common::shared_data().join("sponza-textures").join(name)).unwrap()
+}
+
+const NAMES: [&str; 5] = [
+    "sponza_arch_diff.ktx2",
+    "lion.ktx2",
+    "background.ktx2",
+    "sponza_column_a_diff.ktx2",
+    "vase_round.ktx2",
+];
+
+fn view(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 0.0, z),
+        Vec3::new(0.0, 0.0, z - 1.0),
+        Vec3::Y,
+        1.0,
+        UVec2::new(640, 360),
+        0.1,
+        1e4,
+    )
+}
+
+/// Five textures on five spheres in a row; the budget a third of what
+/// they hold at full resolution, so it binds.
+fn scene(background: bool) -> (Streamer, Vec<TextureId>) {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            plan_in_background: background,
+            ..Default::default()
+        },
+    );
+    let mut ids = Vec::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        let t = s.register_texture(TextureDesc::new(sponza(name))).unwrap();
+        s.register_object(
+            ObjectDesc::sphere(Vec3::new(i as f32 * 3.0 - 6.0, 0.0, -4.0), 1.5)
+                .with_texture(t, 4.0),
+        )
+        .unwrap();
+        ids.push(t);
+    }
+    let full: u64 = ids.iter().map(|&t| s.full_bytes(t).unwrap()).sum();
+    s.set_budget(Budget::Bytes(full / 3));
+    (s, ids)
+}
+
+/// (wanted, planned, resident) per texture, in registration order.
+fn levels(s: &Streamer) -> Vec<(u32, u32, u32)> {
+    s.report()
+        .textures
+        .iter()
+        .map(|t| (t.wanted, t.planned, t.resident))
+        .collect()
+}
+
+const SETTLE: Duration = Duration::from_secs(120);
+
+#[test]
+fn the_background_plan_settles_where_the_inline_plan_does() {
+    let (mut inline, _) = scene(false);
+    let (mut background, _) = scene(true);
+    for z in [0.0, 2.5, -1.0] {
+        inline.settle(&[view(z)], SETTLE).unwrap();
+        background.settle(&[view(z)], SETTLE).unwrap();
+        assert_eq!(levels(&inline), levels(&background), "at z = {z}");
+        inline.check_invariants().unwrap();
+        background.check_invariants().unwrap();
+    }
+    // the inline streamer plans on the calling thread, the other does not
+    let (a, b) = (
+        inline.update(&[view(-1.0)]),
+        background.update(&[view(-1.0)]),
+    );
+    assert_eq!(a.plan_worker_time, Duration::ZERO);
+    assert!(b.plan_worker_time > Duration::ZERO, "{b:?}");
+}
+
+#[test]
+fn the_background_plan_is_one_frame_behind_and_the_budget_holds_every_frame() {
+    let (mut s, _) = scene(true);
+    let far = view(12.0);
+    s.settle(&[far], SETTLE).unwrap();
+    let settled = levels(&s);
+    // the first update at the near view carries out the plan made from the
+    // far one; the second, the near one's
+    let near = view(-1.0);
+    s.update(&[near]);
+    assert_eq!(levels(&s), settled, "nothing replanned one frame in");
+    s.update(&[near]);
+    let wanted: Vec<u32> = levels(&s).iter().map(|l| l.0).collect();
+    let before: Vec<u32> = settled.iter().map(|l| l.0).collect();
+    assert!(
+        wanted.iter().zip(&before).all(|(n, f)| n < f),
+        "the near view's plan wants more detail: {wanted:?} vs {before:?}"
+    );
+    // a path in and out: never over the budget, the books always right
+    let budget = s.effective_budget();
+    for f in 0..240 {
+        let z = 12.0 - 13.0 * (f as f32 * std::f32::consts::PI / 120.0).sin().abs();
+        s.update(&[view(z)]);
+        assert!(
+            s.held_bytes() <= budget,
+            "frame {f}: {} > {budget}",
+            s.held_bytes()
+        );
+        s.check_invariants().unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn textures_come_and_go_while_a_plan_is_in_flight() {
+    let (mut s, ids) = scene(true);
+    s.settle(&[view(0.0)], SETTLE).unwrap();
+    // a plan is in flight now; remove one texture and register another,
+    // which takes the freed slot (its entry in the last plan is the
+    // removed texture's) and must hold its tail until a plan knows it
+    s.remove_texture(ids[1]).unwrap();
+    let new = s
+        .register_texture(TextureDesc::new(sponza("lion.ktx2")))
+        .unwrap();
+    assert_eq!(new.index(), ids[1].index(), "the slot is reused");
+    s.register_object(ObjectDesc::sphere(Vec3::new(-3.0, 0.0, -4.0), 1.5).with_texture(new, 4.0))
+        .unwrap();
+    // and one in a slot no plan has had yet
+    let extra = s
+        .register_texture(TextureDesc::new(sponza("background.ktx2")))
+        .unwrap();
+    s.register_object(ObjectDesc::sphere(Vec3::new(9.0, 0.0, -4.0), 1.5).with_texture(extra, 4.0))
+        .unwrap();
+    let stats = s.update(&[view(0.0)]);
+    s.check_invariants().unwrap();
+    for id in [new, extra] {
+        let t = s
+            .report()
+            .textures
+            .into_iter()
+            .find(|t| t.id == id)
+            .unwrap();
+        assert_eq!(t.planned, t.resident, "{} holds its tail: {t:?}", t.label);
+        assert!(t.levels - t.resident <= 7, "the tail only: {t:?}");
+    }
+    assert_eq!(stats.requested, 0, "nothing requested for a plan not made");
+    // the next plans know them: they stream and everything settles
+    s.settle(&[view(0.0)], SETTLE).unwrap();
+    s.check_invariants().unwrap();
+    let report = s.report();
+    let new_row = report.textures.iter().find(|t| t.id == new).unwrap();
+    assert!(new_row.resident < new_row.levels - 7, "{new_row:?}");
+    // removing everything mid-flight leaves nothing held but the pool
+    for id in s.texture_ids() {
+        s.remove_texture(id).unwrap();
+        s.update(&[view(0.0)]);
+    }
+    s.check_invariants().unwrap();
+    assert!(s.report().textures.is_empty());
+}
