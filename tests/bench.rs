@@ -334,6 +334,11 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         let worker = run.plan_worker_ms;
         assert_eq!(worker[0] > 0.0, run.plan_in_background, "{run:?}");
         assert_eq!(worker[2] > 0.0, run.plan_in_background, "{run:?}");
+        // a plan made inside update is this frame's; one from the thread
+        // at least the last frame's
+        let age = run.plan_age;
+        assert_eq!(age[0] >= 1.0, run.plan_in_background, "{run:?}");
+        assert_eq!(age[2] == 0.0, !run.plan_in_background, "{run:?}");
     }
     let json = r.to_json();
     for key in [
@@ -346,6 +351,7 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         "upload_cap_mib",
         "plan_in_background",
         "plan_worker_ms",
+        "plan_age",
         "update_ms",
         "plan_ms",
         "apply_ms",

@@ -40,6 +40,8 @@ impl Streamer {
             // whatever the GPU's speed
             self.gpu.wait_idle();
             self.gpu.poll();
+            // and a plan on the planner thread is done before the next
+            self.planner.wait();
             // a growth the budget held back is final only in an update that
             // uploaded nothing else (a decision, not the GPU's timing)
             if self.converged_when(self.stats.upload_bytes == 0) {
@@ -53,9 +55,11 @@ impl Streamer {
         }
     }
 
-    /// Blocks until every load requested so far has arrived and the GPU has
-    /// finished the copies recorded so far, and takes the arrivals in, so
-    /// the next [`update`](Self::update) builds them. Called after every
+    /// Blocks until every load requested so far has arrived, the GPU has
+    /// finished the copies recorded so far and a plan on the planner thread
+    /// ([`crate::StreamerOptions::plan_in_background`]) is done, and takes
+    /// the arrivals in, so the next [`update`](Self::update) builds them
+    /// and carries that plan out. Called after every
     /// `update`, it makes a run independent of how fast the loader threads
     /// and the GPU are (lockstep: what a frame asks for is there the next
     /// frame, still within the upload cap), at the cost of blocking: for
@@ -64,6 +68,7 @@ impl Streamer {
         let start = Instant::now();
         self.gpu.wait_idle();
         self.gpu.poll();
+        self.planner.wait();
         self.accept_every_load(start, timeout)
     }
 

@@ -482,8 +482,7 @@ impl Streamer {
         self.work();
         if self.options.plan_in_background {
             let handover = Instant::now();
-            let inputs = self.plan_inputs();
-            self.planner.plan_in_background(inputs);
+            self.plan_next();
             self.stats.plan_time += handover.elapsed();
         }
         self.end_frame();

@@ -79,10 +79,11 @@ pub struct StreamerOptions {
     /// Plan on a thread of the streamer's own: each `update` carries out
     /// the plan made from the previous frame's views and hands this frame's
     /// to the planner thread, so the render thread does not spend the plan's
-    /// time (about a millisecond at 10,000 textures and 100,000 objects)
-    /// unless the plan is still running when the next frame starts. The
-    /// budget is kept the same way either way. Default: false (plan inside
-    /// `update`, on the calling thread).
+    /// time (about a millisecond at 10,000 textures and 100,000 objects).
+    /// It never waits for the planner: while a plan is still running the
+    /// frame carries out the last one again ([`crate::streamer::FrameStats::plan_age`]).
+    /// The budget is kept the same way either way. Default: false (plan
+    /// inside `update`, on the calling thread).
     pub plan_in_background: bool,
     /// The planner's tunables.
     pub planner: PlannerOptions,

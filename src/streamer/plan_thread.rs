@@ -4,17 +4,20 @@
 //! `update` plans on the calling thread, as it always has. With it on, the
 //! end of each `update` hands the planner, with that frame's views and
 //! what every texture and mesh then holds, to a planner thread, and the
-//! next `update` takes the finished plan back and carries it out: the
-//! render thread spends nothing on the plan unless the planner is still
-//! running when the next frame starts (then it waits). The plan a frame
-//! carries out is made from the views of the frame before; the budget
-//! itself is still kept every frame on the streamer's own books (a plan
-//! only chooses what to load and drop, `work.rs` decides what fits).
+//! next `update` takes the finished plan back and carries it out. `update`
+//! never waits for it: while the planner is still busy, the frame carries
+//! out the last plan again and hands over nothing (Unreal's streaming
+//! manager does the same with its asynchronous mip calculation: it goes on
+//! with what it has until the task is done). So a plan is usually one
+//! frame old, more when the planner thread is starved
+//! ([`super::FrameStats::plan_age`]); the budget itself is still kept
+//! every frame on the streamer's own books (a plan only chooses what to
+//! load and drop, `work.rs` decides what fits).
 //!
 //! The plan is made from the same inputs by the same code whichever thread
-//! runs it, so a given run of inputs gives the same plans. Anything that
-//! changes the planner between frames (registering, moving, removing,
-//! options) first takes it back, waiting for a plan in flight.
+//! runs it. Anything that changes the planner between frames (registering,
+//! moving, removing, options) first takes it back, waiting for a plan in
+//! flight.
 //!
 //! The last plan itself lives here, beside the planner (swapped out of it
 //! when a plan is done), so the streamer's reports and checks read it while
@@ -25,7 +28,7 @@ use crate::plan::{
     MeshPlan, MeshResident, Plan, Planner, Policy, ResidentState, TexturePlan, View,
 };
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,7 +40,11 @@ pub(super) struct PlanInputs {
     pub(super) budget: u64,
     pub(super) resident: Vec<ResidentState>,
     pub(super) meshes: Vec<MeshResident>,
+    /// The frame planned for: the one that will carry the plan out (its
+    /// residency locks and history are judged at that frame).
     pub(super) frame: u64,
+    /// The update the inputs were taken in.
+    pub(super) taken_at: u64,
 }
 
 struct Job {
@@ -134,6 +141,18 @@ pub(super) struct PlanHandle {
     sent_edits: u64,
     plan_edits: u64,
     plan_views: Vec<View>,
+    plan_taken: u64,
+}
+
+/// Where the next plan stands ([`PlanHandle::poll`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Progress {
+    /// Finished since the last poll, in this much of the worker's time.
+    Finished(Duration),
+    /// Still running on the worker.
+    Running,
+    /// None in flight and none finished unused (nothing planned yet).
+    Idle,
 }
 
 impl PlanHandle {
@@ -151,6 +170,7 @@ impl PlanHandle {
             sent_edits: 0,
             plan_edits: 0,
             plan_views: Vec::new(),
+            plan_taken: 0,
         }
     }
 
@@ -217,7 +237,7 @@ impl PlanHandle {
         self.join();
         plan(self.planner.as_mut().expect("joined"), inputs);
         self.sent_edits = self.edits;
-        self.finish(Duration::ZERO, &inputs.views);
+        self.finish(Duration::ZERO, inputs);
         self.fresh = false;
     }
 
@@ -231,8 +251,8 @@ impl PlanHandle {
         self.spare = inputs;
     }
 
-    /// Starts a plan on the worker; the planner comes back at the next
-    /// [`Self::take_fresh`] or [`Self::get`].
+    /// Starts a plan on the worker; the planner comes back at a
+    /// [`Self::poll`] after it is done, or at [`Self::get`].
     pub(super) fn plan_in_background(&mut self, inputs: PlanInputs) {
         self.join();
         let planner = self.planner.take().expect("joined");
@@ -250,40 +270,77 @@ impl PlanHandle {
         }
     }
 
-    /// The plan finished since the last call, if any (waiting for one in
-    /// flight), and the worker's time on it.
-    pub(super) fn take_fresh(&mut self) -> Option<Duration> {
+    /// Where the next plan stands, never waiting: finished since the last
+    /// call (swapped in), still running, or not started.
+    pub(super) fn poll(&mut self) -> Progress {
+        if self.planner.is_none() && !self.receive(false) {
+            return Progress::Running;
+        }
+        if std::mem::take(&mut self.fresh) {
+            Progress::Finished(self.worker_time)
+        } else {
+            Progress::Idle
+        }
+    }
+
+    /// Waits for a plan in flight, if any (lockstep runs: what a frame
+    /// started is finished before the next).
+    pub(super) fn wait(&mut self) {
         self.join();
-        std::mem::take(&mut self.fresh).then_some(self.worker_time)
+    }
+
+    /// Whether the planner is here (no plan in flight).
+    pub(super) fn is_here(&self) -> bool {
+        self.planner.is_some()
+    }
+
+    /// The update whose inputs the last finished plan was made from.
+    pub(super) fn plan_taken(&self) -> u64 {
+        self.plan_taken
     }
 
     /// Waits for a plan in flight and swaps it in.
     fn join(&mut self) {
-        if self.planner.is_some() {
-            return;
-        }
-        let worker = self.worker.as_ref().expect("a plan is in flight");
-        let done = worker.done.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        match done {
-            Ok(Ok((planner, inputs, took))) => {
-                self.planner = Some(planner);
-                self.finish(took, &inputs.views);
-                self.spare = inputs;
-            }
-            // the planner panicked: the same panic, on the caller's thread
-            Ok(Err(panic)) => resume_unwind(panic),
-            Err(_) => panic!("the mipstream planner thread ended with a plan in flight"),
+        if self.planner.is_none() {
+            self.receive(true);
         }
     }
 
-    fn finish(&mut self, took: Duration, views: &[View]) {
+    /// Swaps in the plan in flight if it is done (or, with `wait`, once it
+    /// is); whether it was.
+    fn receive(&mut self, wait: bool) -> bool {
+        let worker = self.worker.as_ref().expect("a plan is in flight");
+        let done = {
+            let done = worker.done.lock().unwrap_or_else(|e| e.into_inner());
+            if wait {
+                done.recv().map_err(|_| true)
+            } else {
+                done.try_recv().map_err(|e| e == TryRecvError::Disconnected)
+            }
+        };
+        match done {
+            Ok(Ok((planner, inputs, took))) => {
+                self.planner = Some(planner);
+                self.finish(took, &inputs);
+                self.spare = inputs;
+                true
+            }
+            // the planner panicked: the same panic, on the caller's thread
+            Ok(Err(panic)) => resume_unwind(panic),
+            Err(false) => false,
+            Err(true) => panic!("the mipstream planner thread ended with a plan in flight"),
+        }
+    }
+
+    fn finish(&mut self, took: Duration, inputs: &PlanInputs) {
         let planner = self.planner.as_mut().expect("here");
         planner.swap_plan(&mut self.plan);
         self.fresh = true;
         self.worker_time = took;
         self.plan_edits = self.sent_edits;
+        self.plan_taken = inputs.taken_at;
         self.plan_views.clear();
-        self.plan_views.extend_from_slice(views);
+        self.plan_views.extend_from_slice(&inputs.views);
     }
 
     /// A texture just registered in `slot` holds its tail until a plan
@@ -322,29 +379,41 @@ impl Streamer {
     /// headroom (the plan keeps room for its own growth inside it; the
     /// recycle pool gives way to it, see `budget.rs`).
     pub(super) fn plan(&mut self) {
-        // in the background: the plan made at the end of the last update
-        // (or since, if something took the planner back), else one now
-        let made = if self.options.plan_in_background {
-            self.planner.take_fresh()
+        // in the background: the plan finished since the last update, or
+        // (while the next is still running) the last one again; a plan now
+        // only before the first
+        let progress = if self.options.plan_in_background {
+            self.planner.poll()
         } else {
-            None
+            Progress::Idle
         };
-        match made {
-            Some(worker_time) => self.stats.plan_worker_time = worker_time,
-            None => {
-                let inputs = self.plan_inputs();
+        match progress {
+            Progress::Finished(worker_time) => self.stats.plan_worker_time = worker_time,
+            Progress::Running => {}
+            Progress::Idle => {
+                let inputs = self.plan_inputs(false);
                 self.planner.plan_now(&inputs);
                 self.planner.return_inputs(inputs);
             }
         }
+        self.stats.plan_age = self.frame - self.planner.plan_taken();
         let plan = self.planner.last_plan();
         self.stats.fit_error = plan.fit_error;
         self.stats.fit_gap_lp = plan.fit_gap();
     }
 
+    /// Hands the planner this frame's inputs, if it is free (in the
+    /// background, at the end of `update`).
+    pub(super) fn plan_next(&mut self) {
+        if self.planner.is_here() {
+            let inputs = self.plan_inputs(true);
+            self.planner.plan_in_background(inputs);
+        }
+    }
+
     /// What the planner plans from now: the views, the budget, what every
-    /// texture and mesh holds.
-    pub(super) fn plan_inputs(&mut self) -> PlanInputs {
+    /// texture and mesh holds; `ahead`: for the next update.
+    pub(super) fn plan_inputs(&mut self, ahead: bool) -> PlanInputs {
         self.check_slots();
         let mut inputs = self.planner.take_inputs();
         inputs.budget = self
@@ -354,7 +423,9 @@ impl Streamer {
         inputs.resident.clear();
         inputs.resident.extend_from_slice(self.slots.resident());
         inputs.meshes = self.mesh_resident();
-        inputs.frame = self.frame;
+        inputs.taken_at = self.frame;
+        // a plan made ahead is for the next update, which carries it out
+        inputs.frame = self.frame + u64::from(ahead);
         inputs
     }
 }

@@ -241,12 +241,18 @@ pub struct FrameStats {
     /// its fit and certificate); the rest is draining loads, requesting and
     /// carrying out the frame's GPU work. With
     /// [`crate::StreamerOptions::plan_in_background`], only what the render
-    /// thread spent on it: waiting for a plan still in flight and handing
-    /// the next one its inputs.
+    /// thread spent on it: taking the finished plan and handing the next
+    /// one its inputs (it never waits for the planner thread).
     pub plan_time: Duration,
     /// With [`crate::StreamerOptions::plan_in_background`], the planner
-    /// thread's time on the plan this frame carried out (zero otherwise).
+    /// thread's time on the plan finished for this frame (zero otherwise,
+    /// and on a frame that carried out the last plan again).
     pub plan_worker_time: Duration,
+    /// Updates since the inputs of the plan this frame carried out were
+    /// taken: 0 for a plan made inside `update`; with
+    /// [`crate::StreamerOptions::plan_in_background`] 1, or more while the
+    /// planner thread is still busy with the next.
+    pub plan_age: u64,
     /// Views `update` skipped because they fail [`crate::View::validate`]
     /// (zero viewport, non-finite numbers); the report's `warnings` say why.
     pub rejected_views: u32,

@@ -337,11 +337,11 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "plan       | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | uploaded per update mean / max"
+        "plan       | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max"
     );
     for run in &r.runs {
         println!(
-            "{:<10} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {}",
+            "{:<10} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {}",
             if run.plan_in_background { "background" } else { "inline" },
             run.upload_cap_mib,
             run.update_ms[0],
@@ -353,6 +353,9 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             run.apply_ms[1],
             run.plan_worker_ms[0],
             run.plan_worker_ms[1],
+            run.plan_age[0],
+            run.plan_age[1],
+            run.plan_age[2],
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
         );

@@ -54,9 +54,12 @@ pub struct UpdateRun {
     pub plan_ms: [f64; 3],
     /// The rest: p50, p99, max (ms).
     pub apply_ms: [f64; 3],
-    /// The planner thread's time on each plan carried out, p50, p99, max
+    /// The planner thread's time on each plan it finished, p50, p99, max
     /// (ms; zeros when the plan ran inside `update`).
     pub plan_worker_ms: [f64; 3],
+    /// Updates since the carried-out plan's inputs were taken
+    /// ([`crate::streamer::FrameStats::plan_age`]): p50, p99, max.
+    pub plan_age: [f64; 3],
     /// Bytes uploaded per update, mean and most.
     pub upload_bytes_mean: f64,
     /// The most bytes one update uploaded.
@@ -164,6 +167,7 @@ pub fn bench_update(
         let mut plan = Vec::with_capacity(opts.frames);
         let mut apply = Vec::with_capacity(opts.frames);
         let mut worker = Vec::with_capacity(opts.frames);
+        let mut age = Vec::with_capacity(opts.frames);
         let (mut uploaded, mut upload_max) = (0u64, 0u64);
         for f in 0..opts.frames {
             let stats = s.update(&[synthetic_view(f as u64)]);
@@ -171,14 +175,17 @@ pub fn bench_update(
             update.push(u.as_secs_f64() * 1e3);
             plan.push(p.as_secs_f64() * 1e3);
             apply.push(u.saturating_sub(p).as_secs_f64() * 1e3);
-            worker.push(stats.plan_worker_time.as_secs_f64() * 1e3);
+            age.push(stats.plan_age as f64);
+            if stats.plan_worker_time > Duration::ZERO || !background {
+                worker.push(stats.plan_worker_time.as_secs_f64() * 1e3);
+            }
             uploaded += stats.upload_bytes;
             upload_max = upload_max.max(stats.upload_bytes);
             progress(cap, f + 1, opts.frames);
             // paced like frames, so loads arrive between updates
             std::thread::sleep(Duration::from_millis(2));
         }
-        for v in [&mut update, &mut plan, &mut apply, &mut worker] {
+        for v in [&mut update, &mut plan, &mut apply, &mut worker, &mut age] {
             v.sort_by(f64::total_cmp);
         }
         runs.push(UpdateRun {
@@ -189,6 +196,7 @@ pub fn bench_update(
             plan_ms: spread(&plan),
             apply_ms: spread(&apply),
             plan_worker_ms: spread(&worker),
+            plan_age: spread(&age),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
             upload_bytes_max: upload_max,
             register_s,
@@ -225,6 +233,7 @@ impl UpdateBench {
                 "upload_cap_mib": r.upload_cap_mib,
                 "plan_in_background": r.plan_in_background,
                 "plan_worker_ms": ms(r.plan_worker_ms),
+                "plan_age": ms(r.plan_age),
                 "budget_bytes": r.budget_bytes,
                 "update_ms": ms(r.update_ms),
                 "plan_ms": ms(r.plan_ms),
