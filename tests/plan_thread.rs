@@ -7,12 +7,8 @@ mod common;
 
 use glam::{UVec2, Vec3};
 use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
-use mipstream::{Streamer, TextureFile, TextureId, View};
+use mipstream::{Streamer, TextureId, View};
 use std::time::Duration;
-
-fn sponza(name: &str) -> TextureFile {
-    TextureFile::open_path(common::shared_data().join("sponza-textures").join(name)).unwrap()
-}
 
 const NAMES: [&str; 5] = [
     "sponza_arch_diff.ktx2",
@@ -48,7 +44,9 @@ fn scene(background: bool) -> (Streamer, Vec<TextureId>) {
     );
     let mut ids = Vec::new();
     for (i, name) in NAMES.iter().enumerate() {
-        let t = s.register_texture(TextureDesc::new(sponza(name))).unwrap();
+        let t = s
+            .register_texture(TextureDesc::new(common::sponza_texture(name)))
+            .unwrap();
         s.register_object(
             ObjectDesc::sphere(Vec3::new(i as f32 * 3.0 - 6.0, 0.0, -4.0), 1.5)
                 .with_texture(t, 4.0),
@@ -116,7 +114,14 @@ fn the_background_plan_is_one_frame_behind_and_the_budget_holds_every_frame() {
     let near = view(-1.0);
     let first = s.update(&[near]);
     assert!(first.plan_age >= 1, "{first:?}");
-    assert_eq!(levels(&s), settled, "nothing replanned one frame in");
+    // (the plan, that is: what is resident may still move towards it, as a
+    // spare-budget level the settle left waiting for room gets it)
+    let plans = |l: &[(u32, u32, u32)]| l.iter().map(|&(w, p, _)| (w, p)).collect::<Vec<_>>();
+    assert_eq!(
+        plans(&levels(&s)),
+        plans(&settled),
+        "nothing replanned one frame in"
+    );
     let before: Vec<u32> = settled.iter().map(|l| l.0).collect();
     let mut frames = 1;
     loop {
@@ -159,14 +164,14 @@ fn textures_come_and_go_while_a_plan_is_in_flight() {
     // removed texture's) and must hold its tail until a plan knows it
     s.remove_texture(ids[1]).unwrap();
     let new = s
-        .register_texture(TextureDesc::new(sponza("lion.ktx2")))
+        .register_texture(TextureDesc::new(common::sponza_texture("lion.ktx2")))
         .unwrap();
     assert_eq!(new.index(), ids[1].index(), "the slot is reused");
     s.register_object(ObjectDesc::sphere(Vec3::new(-3.0, 0.0, -4.0), 1.5).with_texture(new, 4.0))
         .unwrap();
     // and one in a slot no plan has had yet
     let extra = s
-        .register_texture(TextureDesc::new(sponza("background.ktx2")))
+        .register_texture(TextureDesc::new(common::sponza_texture("background.ktx2")))
         .unwrap();
     s.register_object(ObjectDesc::sphere(Vec3::new(9.0, 0.0, -4.0), 1.5).with_texture(extra, 4.0))
         .unwrap();

@@ -4,12 +4,8 @@ mod common;
 
 use glam::{UVec2, Vec3};
 use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
-use mipstream::{Streamer, TextureFile, View};
+use mipstream::{Streamer, View};
 use std::time::Duration;
-
-fn sponza(name: &str) -> TextureFile {
-    TextureFile::open_path(common::shared_data().join("sponza-textures").join(name)).unwrap()
-}
 
 const NAMES: [&str; 4] = [
     "sponza_arch_diff.ktx2",
@@ -35,7 +31,9 @@ fn scene(options: StreamerOptions) -> (Streamer, Vec<mipstream::TextureId>) {
     let mut s = Streamer::with_options(&g.device, &g.queue, options);
     let mut ids = Vec::new();
     for (i, name) in NAMES.iter().enumerate() {
-        let t = s.register_texture(TextureDesc::new(sponza(name))).unwrap();
+        let t = s
+            .register_texture(TextureDesc::new(common::sponza_texture(name)))
+            .unwrap();
         s.register_object(
             ObjectDesc::sphere(Vec3::new(i as f32 * 3.0 - 4.5, 0.0, -4.0), 1.5)
                 .with_texture(t, 4.0),
@@ -148,7 +146,9 @@ fn a_small_budget_is_spent_on_detail_not_kept_in_reserve() {
     let mut full = 0;
     for (i, name) in names.iter().take(16).enumerate() {
         let t = s
-            .register_texture(TextureDesc::new(sponza(name)).with_max_resolution(256))
+            .register_texture(
+                TextureDesc::new(common::sponza_texture(name)).with_max_resolution(256),
+            )
             .unwrap();
         let (x, y) = ((i % 4) as f32 * 1.2 - 1.8, (i / 4) as f32 * 1.2 - 1.8);
         s.register_object(ObjectDesc::sphere(Vec3::new(x, y, -6.0), 0.6).with_texture(t, 4.0))
@@ -277,7 +277,7 @@ fn nonsense_settings_are_refused_or_clamped_with_a_warning() {
         s.report().warnings
     );
     let t = s
-        .register_texture(TextureDesc::new(sponza("lion.ktx2")))
+        .register_texture(TextureDesc::new(common::sponza_texture("lion.ktx2")))
         .unwrap();
     s.register_object(ObjectDesc::sphere(Vec3::new(0.0, 0.0, -4.0), 1.5).with_texture(t, 4.0))
         .unwrap();
@@ -335,7 +335,9 @@ fn textures_prepared_on_other_threads_register_in_call_order_and_stream() {
         .map(|name| {
             let preparer = s.preparer();
             let name = name.to_string();
-            std::thread::spawn(move || preparer.prepare(TextureDesc::new(sponza(&name))))
+            std::thread::spawn(move || {
+                preparer.prepare(TextureDesc::new(common::sponza_texture(&name)))
+            })
         })
         .collect();
     // the render thread keeps updating meanwhile

@@ -97,14 +97,13 @@ impl Streamer {
         // the dense arrays say which differ; only those entries are read
         let plan = &self.planner.last_plan().textures;
         let resident = self.slots.resident();
-        let differs = (0..resident.len()).filter(|&slot| {
+        let differs = (0..resident.len()).filter_map(|slot| {
             let (p, r) = (plan.get(slot).copied().unwrap_or_default(), resident[slot]);
-            p.tier != r.tier || p.target != r.level
+            (p.tier != r.tier || p.target != r.level).then_some((slot, p))
         });
-        let facts = differs.filter_map(|slot| {
+        let facts = differs.filter_map(|(slot, p)| {
             let id = self.textures.id_at::<TextureId>(slot)?;
-            let e = self.textures.get(id).expect("a live slot");
-            Some(e.facts(id, self.texture_plan(id)))
+            Some(self.textures.get(id).expect("a live slot").facts(id, p))
         });
         facts.collect()
     }

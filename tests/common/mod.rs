@@ -50,6 +50,12 @@ pub fn shared_data() -> PathBuf {
     p
 }
 
+/// One of the Sponza textures of the shared data, opened.
+pub fn sponza_texture(name: &str) -> mipstream::TextureFile {
+    let path = shared_data().join("sponza-textures").join(name);
+    mipstream::TextureFile::open_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Every file under `dir` (recursively) whose name ends with one of `exts`, sorted.
 pub fn files_with(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     let mut out = Vec::new();
