@@ -91,6 +91,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         level,
         options: TranscodeOptions::new(choice.full, choice.srgb),
         priority: level as f32,
+        stage: false,
     };
     let preview = Preview::new(&g.device);
     let mut arrived: Vec<Option<LevelImage>> = vec![None; n as usize];

@@ -183,8 +183,11 @@ pub struct LevelImage {
     pub bytes_per_row: u32,
     /// Rows of blocks per image.
     pub rows_per_image: u32,
-    /// The texels.
+    /// The texels (empty once they are in `staged`).
     pub data: Vec<u8>,
+    /// The texels, moved into a staging buffer by a loader thread
+    /// ([`crate::gpu::staging`]); `None` for texels in `data`.
+    pub staged: Option<crate::gpu::staging::StagedLevel>,
 }
 
 impl fmt::Debug for LevelImage {
@@ -195,13 +198,32 @@ impl fmt::Debug for LevelImage {
             .field("images", &self.images)
             .field("format", &self.format)
             .field("bytes_per_row", &self.bytes_per_row)
-            .field("bytes", &self.data.len())
+            .field("bytes", &self.byte_len())
+            .field("staged", &self.staged.is_some())
             .finish()
     }
 }
 
 impl LevelImage {
-    /// The bytes of image `i` (layer-major, face-minor).
+    /// Bytes of texels, with row padding: in `data` or in the staging buffer.
+    pub fn byte_len(&self) -> u64 {
+        self.staged
+            .as_ref()
+            .map_or(self.data.len() as u64, |s| s.bytes())
+    }
+
+    /// Staging an upload of it takes beyond what it already holds: its
+    /// bytes, or none when a loader thread has staged it.
+    pub fn unstaged_bytes(&self) -> u64 {
+        if self.staged.is_some() {
+            0
+        } else {
+            self.data.len() as u64
+        }
+    }
+
+    /// The bytes of image `i` (layer-major, face-minor). Panics for a
+    /// level whose texels are in a staging buffer (`staged`).
     pub fn image(&self, i: u32) -> &[u8] {
         let n = (self.bytes_per_row * self.rows_per_image) as usize;
         &self.data[i as usize * n..(i as usize + 1) * n]
@@ -423,6 +445,7 @@ pub fn transcode_level(
         bytes_per_row: pitch as u32,
         rows_per_image: rows as u32,
         data: Vec::new(),
+        staged: None,
     };
     let tight_row = tight_row as u32;
     img.data = vec![0u8; total.unwrap_or(0) as usize];

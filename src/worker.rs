@@ -16,6 +16,7 @@
 
 use crate::container::{LevelError, TextureFile};
 use crate::fault::{FaultKind, Faults};
+use crate::gpu::staging::LoaderStaging;
 use crate::kinds::Tier;
 use crate::mesh::{MeshError, MeshFile, MeshLod};
 use crate::transcode::{self, LevelImage, Output, TranscodeError, TranscodeOptions};
@@ -68,6 +69,10 @@ pub struct LoadRequest {
     pub options: TranscodeOptions,
     /// Larger runs first; equal priorities run in submission order.
     pub priority: f32,
+    /// Whether the worker may move the texels into GPU staging memory of
+    /// their own once transcoded ([`Loader::set_staging`]; without staging
+    /// set, ignored). The result's [`LevelImage::staged`] says whether it did.
+    pub stage: bool,
 }
 
 /// Why a load failed.
@@ -227,6 +232,7 @@ struct Shared {
     state: Mutex<State>,
     wake: Condvar,
     faults: Mutex<Option<Arc<Faults>>>,
+    staging: Mutex<Option<LoaderStaging>>,
 }
 
 impl Shared {
@@ -268,6 +274,7 @@ impl Loader {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             faults: Mutex::new(None),
+            staging: Mutex::new(None),
         });
         let (tx, rx) = mpsc::channel();
         let workers = (0..workers.max(1))
@@ -293,6 +300,18 @@ impl Loader {
     /// Makes transcodes fail at the rate of `faults` (None: never).
     pub fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
         *self.shared.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+    }
+
+    /// Lets workers move transcoded texels into staging buffers of their
+    /// own (for requests with [`LoadRequest::stage`]), out of `staging`'s
+    /// reserve: the GPU side of the upload then happens here, off the
+    /// thread that records the copies. `None`: texels stay in CPU memory.
+    pub fn set_staging(&mut self, staging: Option<LoaderStaging>) {
+        *self
+            .shared
+            .staging
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = staging;
     }
 
     /// Queues a request.
@@ -445,12 +464,20 @@ fn worker_loop(shared: &Shared, tx: &Sender<Finished>) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        let staging = match &req {
+            Job::Level(r) if r.stage => shared
+                .staging
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            _ => None,
+        };
         let finished = match &req {
             Job::Level(req) => Finished::Level(LoadResult {
                 key: req.key,
                 level: req.level,
                 output: req.options.output,
-                result: run(req, faults.as_deref()),
+                result: run(req, faults.as_deref(), staging.as_ref()),
                 elapsed: start.elapsed(),
             }),
             Job::Mesh(req) => Finished::Mesh(MeshLoadResult {
@@ -492,8 +519,13 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Reads and transcodes one level, turning a codec panic into an error.
-fn run(req: &LoadRequest, faults: Option<&Faults>) -> Result<LevelImage, LoadError> {
+/// Reads and transcodes one level (into staging when `staging` is given),
+/// turning a codec panic into an error.
+fn run(
+    req: &LoadRequest,
+    faults: Option<&Faults>,
+    staging: Option<&LoaderStaging>,
+) -> Result<LevelImage, LoadError> {
     let work = || -> Result<LevelImage, LoadError> {
         let raw = req.file.read_level(req.level)?;
         if faults.is_some_and(|f| f.roll(FaultKind::TranscodeError)) {
@@ -502,7 +534,11 @@ fn run(req: &LoadRequest, faults: Option<&Faults>) -> Result<LevelImage, LoadErr
                 level: req.level,
             });
         }
-        Ok(transcode::transcode_level(&req.file, &raw, &req.options)?)
+        let img = transcode::transcode_level(&req.file, &raw, &req.options)?;
+        Ok(match staging {
+            Some(s) => s.stage(img),
+            None => img,
+        })
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
         Err(LoadError::Panicked {

@@ -308,21 +308,49 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         frames: 12,
         upload_caps_mib: vec![2, 8],
         plan_modes: vec![false, true],
+        staging_modes: vec![false, true],
+        ready_loads: true,
         backends: None,
         cache_dir: common::repo().join("target/mipstream-cache"),
     };
     let mut updates = 0;
     let r = bench_update(&opts, |_, done, _| updates += (done > 0) as usize).unwrap();
-    assert_eq!(updates, 4 * 12, "progress after every timed update");
+    assert_eq!(updates, 8 * 12, "progress after every timed update");
     assert_eq!((r.objects, r.textures, r.frames), (300, 40, 12));
     assert_eq!(
         r.runs
             .iter()
-            .map(|r| (r.plan_in_background, r.upload_cap_mib))
+            .map(|r| (
+                r.plan_in_background,
+                r.loader_staging_bytes > 0,
+                r.upload_cap_mib
+            ))
             .collect::<Vec<_>>(),
-        [(false, 2), (false, 8), (true, 2), (true, 8)]
+        [
+            (false, false, 2),
+            (false, false, 8),
+            (false, true, 2),
+            (false, true, 8),
+            (true, false, 2),
+            (true, false, 8),
+            (true, true, 2),
+            (true, true, 8)
+        ]
     );
     for run in &r.runs {
+        assert!(run.ready_loads);
+        // the reserve is twice the cap, at most a quarter of the budget
+        if run.loader_staging_bytes > 0 {
+            assert!(run.loader_staging_bytes <= 2 * (run.upload_cap_mib << 20));
+            assert!(run.loader_staging_bytes <= run.budget_bytes / 4);
+        }
+        assert!(
+            run.loader_staged_bytes_mean <= run.upload_bytes_mean,
+            "{run:?}"
+        );
+        if run.loader_staging_bytes == 0 {
+            assert_eq!(run.loader_staged_bytes_mean, 0.0, "{run:?}");
+        }
         let [p50, p99, max] = run.update_ms;
         assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
         // each update's plan and rest add up to it, so neither passes it
@@ -350,6 +378,9 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     for key in [
         "upload_cap_mib",
         "plan_in_background",
+        "loader_staging_bytes",
+        "ready_loads",
+        "loader_staged_bytes_mean",
         "plan_worker_ms",
         "plan_age",
         "update_ms",

@@ -20,6 +20,7 @@ fn request(file: &TextureFile, key: u64, level: u32, priority: f32) -> LoadReque
         options: TranscodeOptions::new(Output::Transcode(TargetFormat::Bc7), true)
             .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
         priority,
+        stage: false,
     }
 }
 

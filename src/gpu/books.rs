@@ -170,6 +170,9 @@ pub struct Books {
     /// Upload bytes whose copies the GPU has not finished (or that wait for
     /// the next submit).
     pub staging: u64,
+    /// Staging set aside for the loader threads to fill
+    /// ([`super::staging::StagingReserve::accounted`]): counted whole.
+    pub reserve: u64,
     /// The recycle pool.
     pub pool: Pool<()>,
 }
@@ -177,7 +180,7 @@ pub struct Books {
 impl Books {
     /// Every byte held: what the budget limits.
     pub fn accounted(&self) -> u64 {
-        self.textures + self.meshes + self.pool.bytes() + self.staging
+        self.textures + self.meshes + self.pool.bytes() + self.staging + self.reserve
     }
 
     /// A texture of `shape` made (from the pool when one is ready).
@@ -268,6 +271,7 @@ mod tests {
             textures: 0,
             meshes: 0,
             staging: 0,
+            reserve: 0,
             pool: Pool::new(1000),
         };
         let s = shape(4);

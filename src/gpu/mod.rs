@@ -9,6 +9,7 @@
 pub mod books;
 pub mod memory;
 pub mod readback;
+pub mod staging;
 pub mod store;
 pub mod upload;
 

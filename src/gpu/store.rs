@@ -17,6 +17,7 @@
 
 pub use super::books::Shape;
 use super::books::{Books, Pool};
+use super::staging::{StagedLevel, StagingReserve};
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
 use crate::mesh::MeshLod;
@@ -106,6 +107,11 @@ pub struct GpuStore {
     staging_in_flight: Arc<AtomicU64>,
     /// Staging bytes recorded since the last submit.
     unsubmitted_staging: u64,
+    /// Loader-filled staging set aside out of the budget.
+    reserve: Arc<StagingReserve>,
+    /// Loader-staged levels copied from since the last submit: kept until
+    /// the GPU has finished that submission.
+    unsubmitted_staged: Vec<StagedLevel>,
     inject_oom: u32,
     faults: Option<Arc<Faults>>,
     live_textures: u64,
@@ -124,6 +130,8 @@ impl GpuStore {
             encoder: None,
             staging_in_flight: Arc::new(AtomicU64::new(0)),
             unsubmitted_staging: 0,
+            reserve: Arc::new(StagingReserve::new(0)),
+            unsubmitted_staged: Vec::new(),
             inject_oom: 0,
             faults: None,
             live_textures: 0,
@@ -167,9 +175,19 @@ impl GpuStore {
         self.live_meshes
     }
 
+    /// The staging reserve the loader threads fill
+    /// ([`super::staging::LoaderStaging`]); 0 bytes unless set.
+    pub fn staging_reserve(&self) -> &Arc<StagingReserve> {
+        &self.reserve
+    }
+
     /// Every byte of GPU memory mipstream holds through this store.
     pub fn accounted_bytes(&self) -> u64 {
-        self.live_textures + self.live_meshes + self.pool.bytes() + self.staging_bytes()
+        self.live_textures
+            + self.live_meshes
+            + self.pool.bytes()
+            + self.staging_bytes()
+            + self.reserve.accounted()
     }
 
     /// A copy of the books, to simulate decisions on.
@@ -178,6 +196,7 @@ impl GpuStore {
             textures: self.live_textures,
             meshes: self.live_meshes,
             staging: self.staging_bytes(),
+            reserve: self.reserve.accounted(),
             pool: self.pool.books(),
         }
     }
@@ -392,7 +411,9 @@ impl GpuStore {
 
     /// Whether recorded copies or uploads wait for a [`submit`](Self::submit).
     pub fn has_unsubmitted(&self) -> bool {
-        self.unsubmitted_staging > 0 || self.encoder.is_some()
+        self.unsubmitted_staging > 0
+            || self.encoder.is_some()
+            || !self.unsubmitted_staged.is_empty()
     }
 
     /// Gives a texture back: into the pool if it fits, else dropped (wgpu frees
@@ -454,21 +475,25 @@ impl GpuStore {
     }
 
     /// Uploads `uploads` (each a level image with the texture and mip to write
-    /// it to) with `Queue::write_texture`, whose staging wgpu manages: the
-    /// writes run at the start of the next [`submit`](Self::submit), before its
-    /// copies (they touch other mips). Returns the bytes written; they count as
-    /// staging until the GPU has finished that submission.
+    /// it to). Texels in CPU memory go through `Queue::write_texture`, whose
+    /// staging wgpu manages: the writes run at the start of the next
+    /// [`submit`](Self::submit), before its copies (they touch other mips);
+    /// their bytes count as staging until the GPU has finished that
+    /// submission. Texels a loader thread staged ([`LevelImage::staged`]) are
+    /// copied from their buffer in the frame's encoder: no texel byte is
+    /// touched here, and their bytes are already in the reserve. Returns the
+    /// bytes written with `write_texture`.
     ///
-    /// (A staging buffer of our own with `copy_buffer_to_texture` would need
-    /// 256-byte row padding, which wgpu's GL backend mishandles for compressed
-    /// formats; `write_texture` takes tight or padded rows on every backend.)
+    /// (`write_texture` takes tight or padded rows on every backend; wgpu's
+    /// GL backend mishandles padded rows of compressed formats in
+    /// `copy_buffer_to_texture`, so loaders stage those only tight there.)
     pub fn stage(
         &mut self,
         uploads: &[(&wgpu::Texture, u32, &LevelImage)],
         label: &str,
     ) -> Result<u64, AllocError> {
-        let size: u64 = uploads.iter().map(|(_, _, l)| l.data.len() as u64).sum();
-        if size == 0 {
+        let size: u64 = uploads.iter().map(|(_, _, l)| l.unstaged_bytes()).sum();
+        if uploads.is_empty() {
             return Ok(0);
         }
         if self.injected_oom() {
@@ -480,25 +505,42 @@ impl GpuStore {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         for (texture, mip, l) in uploads {
             let (bw, bh) = l.format.block_dimensions();
-            self.queue.write_texture(
-                wgpu::TexelCopyTextureInfo {
-                    texture,
-                    mip_level: *mip,
-                    origin: wgpu::Origin3d::ZERO,
-                    aspect: wgpu::TextureAspect::All,
-                },
-                &l.data,
-                wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(l.bytes_per_row),
-                    rows_per_image: Some(l.rows_per_image),
-                },
-                wgpu::Extent3d {
-                    width: l.width.div_ceil(bw) * bw,
-                    height: l.height.div_ceil(bh) * bh,
-                    depth_or_array_layers: l.images,
-                },
-            );
+            let dst = wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: *mip,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            };
+            let layout = wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(l.bytes_per_row),
+                rows_per_image: Some(l.rows_per_image),
+            };
+            let extent = wgpu::Extent3d {
+                width: l.width.div_ceil(bw) * bw,
+                height: l.height.div_ceil(bh) * bh,
+                depth_or_array_layers: l.images,
+            };
+            match &l.staged {
+                Some(staged) => {
+                    let device = &self.device;
+                    let encoder = self.encoder.get_or_insert_with(|| {
+                        device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("mipstream copies"),
+                        })
+                    });
+                    encoder.copy_buffer_to_texture(
+                        wgpu::TexelCopyBufferInfo {
+                            buffer: staged.buffer(),
+                            layout,
+                        },
+                        dst,
+                        extent,
+                    );
+                    self.unsubmitted_staged.push(staged.clone());
+                }
+                None => self.queue.write_texture(dst, &l.data, layout, extent),
+            }
         }
         if pollster::block_on(oom.pop()).is_some() {
             return Err(AllocError::OutOfMemory {
@@ -528,6 +570,11 @@ impl GpuStore {
             self.queue.on_submitted_work_done(move || {
                 counter.fetch_sub(size, Ordering::AcqRel);
             });
+        }
+        let staged = std::mem::take(&mut self.unsubmitted_staged);
+        if !staged.is_empty() {
+            // the reserve bytes come back once the GPU has copied them
+            self.queue.on_submitted_work_done(move || drop(staged));
         }
     }
 

@@ -115,8 +115,8 @@ pub fn valid_base_level(format: wgpu::TextureFormat, width: u32, height: u32, le
     w.is_multiple_of(bw) && h.is_multiple_of(bh)
 }
 
-/// Creates a texture from consecutive transcoded levels and uploads them with
-/// `Queue::write_texture`.
+/// Creates a texture from consecutive transcoded levels and uploads them
+/// ([`write_levels`]).
 pub fn upload_levels(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -197,7 +197,9 @@ pub fn upload_levels(
     })
 }
 
-/// Writes `levels` into `texture`, the first at mip `first_mip`.
+/// Writes `levels` into `texture`, the first at mip `first_mip`: with
+/// `Queue::write_texture`, or for levels a loader thread staged
+/// ([`LevelImage::staged`]) with a copy from their buffer, submitted here.
 pub fn write_levels(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -207,27 +209,48 @@ pub fn write_levels(
     first_mip: u32,
 ) -> Result<(), UploadError> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut encoder = None;
     for (i, l) in levels.iter().enumerate() {
         let (bw, bh) = l.format.block_dimensions();
-        queue.write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: first_mip + i as u32,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            &l.data,
-            wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(l.bytes_per_row),
-                rows_per_image: Some(l.rows_per_image),
-            },
-            wgpu::Extent3d {
-                width: l.width.div_ceil(bw) * bw,
-                height: l.height.div_ceil(bh) * bh,
-                depth_or_array_layers: l.images,
-            },
-        );
+        let dst = wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: first_mip + i as u32,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        };
+        let layout = wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(l.bytes_per_row),
+            rows_per_image: Some(l.rows_per_image),
+        };
+        let extent = wgpu::Extent3d {
+            width: l.width.div_ceil(bw) * bw,
+            height: l.height.div_ceil(bh) * bh,
+            depth_or_array_layers: l.images,
+        };
+        match &l.staged {
+            Some(staged) => encoder
+                .get_or_insert_with(|| {
+                    device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some(label),
+                    })
+                })
+                .copy_buffer_to_texture(
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: staged.buffer(),
+                        layout,
+                    },
+                    dst,
+                    extent,
+                ),
+            None => queue.write_texture(dst, &l.data, layout, extent),
+        }
+    }
+    if let Some(encoder) = encoder {
+        queue.submit([encoder.finish()]);
+        // their reserve bytes come back once the GPU has copied them
+        let staged: Vec<_> = levels.iter().filter_map(|l| l.staged.clone()).collect();
+        queue.on_submitted_work_done(move || drop(staged));
     }
     match pollster::block_on(scope.pop()) {
         None => Ok(()),

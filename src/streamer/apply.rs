@@ -191,7 +191,7 @@ impl Streamer {
                     self.gpu.release(texture);
                     return Err(err);
                 }
-                self.stats.upload_bytes += kept.iter().map(|l| l.data.len() as u64).sum::<u64>();
+                self.stats.upload_bytes += kept.iter().map(LevelImage::byte_len).sum::<u64>();
                 self.stats.uploads += kept.len() as u32;
             }
             None => {
@@ -258,7 +258,12 @@ impl Streamer {
         self.stats.upload_bytes += arrived
             .iter()
             .chain(&kept)
-            .map(|l| l.data.len() as u64)
+            .map(LevelImage::byte_len)
+            .sum::<u64>();
+        self.stats.loader_staged_bytes += arrived
+            .iter()
+            .filter(|l| l.staged.is_some())
+            .map(LevelImage::byte_len)
             .sum::<u64>();
         self.stats.uploads += (arrived.len() + kept.len()) as u32;
         self.stats.grown += 1;
@@ -268,6 +273,8 @@ impl Streamer {
             if !keep_old {
                 shadow.clear();
             }
+            // loads of textures with CPU copies are never staged
+            debug_assert!(arrived.iter().all(|l| l.staged.is_none()));
             shadow.extend(arrived.into_iter().map(|l| (l.level, l)));
         }
         Ok(())

@@ -116,6 +116,7 @@ pub use textures::TextureStatus;
 
 use crate::container::OpenError;
 use crate::gpu::memory;
+use crate::gpu::staging::LoaderStaging;
 use crate::gpu::store::{AllocError, GpuStore};
 use crate::ids::Slots;
 use crate::plan::{Planner, PlannerOptions, View};
@@ -286,6 +287,12 @@ impl Streamer {
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.gpu.set_pool_reuse_after(s.options.recycle_after_submits);
+        if s.options.loader_staging_bytes > 0 {
+            let reserve = s.gpu.staging_reserve().clone();
+            s.loader
+                .set_staging(Some(LoaderStaging::new(device, reserve)));
+            s.size_staging_reserve();
+        }
         s.planner
             .get()
             .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
@@ -382,6 +389,16 @@ impl Streamer {
     /// Bytes of the always-resident tails and coarsest mesh LODs.
     fn tail_bytes(&self) -> u64 {
         self.texture_tail_bytes() + self.mesh_base_bytes()
+    }
+
+    /// Sets the loader staging reserve to the option, at most a quarter of
+    /// the effective budget.
+    fn size_staging_reserve(&self) {
+        let bytes = self
+            .options
+            .loader_staging_bytes
+            .min(self.effective_budget() / 4);
+        self.gpu.staging_reserve().set_capacity(bytes);
     }
 
     fn pool_capacity(&self) -> u64 {
@@ -509,6 +526,9 @@ impl Streamer {
         self.gpu.poll();
         self.budget.refresh_driver(self.frame, self.gpu.device());
         self.budget.tick(self.frame);
+        if self.options.loader_staging_bytes > 0 {
+            self.size_staging_reserve();
+        }
     }
 
     /// Finished loads from the loader threads (never waits).
@@ -692,6 +712,8 @@ impl Streamer {
             mesh: self.gpu.mesh_bytes(),
             pool: self.gpu.pool_bytes(),
             staging: self.gpu.staging_bytes(),
+            loader_staging: self.gpu.staging_reserve().accounted(),
+            loader_staging_used: self.gpu.staging_reserve().used(),
             ..Default::default()
         };
         let textures = self.texture_reports(&mut totals);

@@ -85,6 +85,15 @@ pub struct StreamerOptions {
     /// The budget is kept the same way either way. Default: false (plan
     /// inside `update`, on the calling thread).
     pub plan_in_background: bool,
+    /// Bytes of GPU staging the loader threads may fill with transcoded
+    /// texels ([`crate::gpu::staging`]), so that `update` records buffer
+    /// copies instead of copying texel bytes with `Queue::write_texture`.
+    /// The reserve is set aside out of the budget whole (at most a quarter
+    /// of the effective budget), so the plan has that much less. Levels
+    /// under 16 KiB, levels of textures kept in CPU copies (compressed
+    /// formats on GL) and levels that do not fit the reserve go the usual
+    /// way. Default: 0 (off).
+    pub loader_staging_bytes: u64,
     /// The planner's tunables.
     pub planner: PlannerOptions,
 }
@@ -106,6 +115,7 @@ impl Default for StreamerOptions {
             mesh_cross_fade_frames: 0,
             mesh_storage: MeshStorage::Buffers,
             plan_in_background: false,
+            loader_staging_bytes: 0,
             planner: PlannerOptions::default(),
         }
     }

@@ -205,12 +205,24 @@ pub struct Totals {
     pub pool: u64,
     /// Staging buffers the GPU has not finished reading.
     pub staging: u64,
+    /// Staging set aside for the loader threads
+    /// ([`crate::streamer::StreamerOptions::loader_staging_bytes`]), counted
+    /// whole whether they have filled it or not.
+    pub loader_staging: u64,
+    /// Of that, bytes loader-staged levels hold now (not counted again).
+    pub loader_staging_used: u64,
 }
 
 impl Totals {
     /// Everything mipstream holds.
     pub fn accounted(&self) -> u64 {
-        self.color + self.normal + self.data + self.mesh + self.pool + self.staging
+        self.color
+            + self.normal
+            + self.data
+            + self.mesh
+            + self.pool
+            + self.staging
+            + self.loader_staging
     }
 }
 
@@ -221,6 +233,10 @@ pub struct FrameStats {
     pub frame: u64,
     /// Bytes of texel data uploaded.
     pub upload_bytes: u64,
+    /// Of those, bytes the loader threads had already put in staging
+    /// buffers ([`crate::streamer::StreamerOptions::loader_staging_bytes`]):
+    /// copied on the GPU, not touched by `update`.
+    pub loader_staged_bytes: u64,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture views that changed (bind groups to rebuild).
@@ -317,6 +333,15 @@ impl fmt::Display for ResidencyReport {
             human_bytes(t.pool),
             human_bytes(t.staging)
         )?;
+        if t.loader_staging > 0 {
+            writeln!(
+                f,
+                "loader staging {} set aside, {} in use; {} of this frame's uploads staged by the loaders",
+                human_bytes(t.loader_staging),
+                human_bytes(t.loader_staging_used),
+                human_bytes(self.frame.loader_staged_bytes)
+            )?;
+        }
         writeln!(
             f,
             "uploads {} ({} levels), rebinds {}, {} loads outstanding, update {:.3} ms{}",

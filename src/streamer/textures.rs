@@ -350,6 +350,8 @@ impl Streamer {
                 options: TranscodeOptions::for_choice(choice, choice.full)
                     .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
                 priority: f32::MAX,
+                // the tail is uploaded at once, from this thread
+                stage: false,
             });
         }
         let mut got: BTreeMap<u32, LevelImage> = BTreeMap::new();
@@ -651,6 +653,8 @@ impl Streamer {
                     .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT),
                 // the texture's benefit per byte; coarser levels first within it
                 priority: target.priority.max(1e-30) * (1.0 + level as f32 * 1e-3),
+                // kept CPU copies (no GPU copies) need the texels in memory
+                stage: e.shadow.is_none(),
             });
             e.requested.insert(level);
             self.stats.requested += 1;

@@ -406,11 +406,11 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
         let Some(img) = t.pending.get(&(take - 1)) else {
             break;
         };
-        if !room.fits(img.data.len() as u64, bytes, count) {
+        if !room.fits(img.byte_len(), bytes, count) {
             hold = Some(BelowReason::UploadCap);
             break;
         }
-        bytes += img.data.len() as u64;
+        bytes += img.byte_len();
         count += 1;
         take -= 1;
     }
@@ -439,11 +439,11 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
         let Some(img) = t.pending.get(&(take - 1)) else {
             break;
         };
-        if !room.fits(img.data.len() as u64, bytes, count) {
+        if !room.fits(img.byte_len(), bytes, count) {
             hold = Some(BelowReason::UploadCap);
             break;
         }
-        bytes += img.data.len() as u64;
+        bytes += img.byte_len();
         count += 1;
         take -= 1;
     }
@@ -457,7 +457,7 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
         // levels (or next frame's upload room) unless they can never pass
         // one frame's cap together
         let needed: Option<(u64, u32)> = (detail..n)
-            .map(|l| t.pending.get(&l).map(|img| img.data.len() as u64))
+            .map(|l| t.pending.get(&l).map(|img| img.byte_len()))
             .sum::<Option<u64>>()
             .map(|b| (b, n - detail));
         let wait = match needed {
@@ -487,7 +487,10 @@ fn build(
 ) -> Step {
     let asset = Asset::Texture(t.id);
     let shape = t.geometry.shape(first, tier);
-    let upload: u64 = levels.iter().map(|l| t.pending[l].data.len() as u64).sum();
+    // bytes copied this frame (the upload cap), and the staging they take
+    // beyond the loaders' reserve (bytes a loader staged are in it already)
+    let copied: u64 = levels.iter().map(|l| t.pending[l].byte_len()).sum();
+    let upload: u64 = levels.iter().map(|l| t.pending[l].unstaged_bytes()).sum();
     // without GPU copies the kept levels are staged again beside the new ones
     let kept: (u64, u32) = match (t.shadow, keep_old) {
         (Some(s), true) => (
@@ -518,7 +521,7 @@ fn build(
     books.stage(upload + kept.0);
     books.release(t.geometry.shape(t.first, t.tier));
     ctx.books = books;
-    let taken = (upload + kept.0, levels.len() as u32 + kept.1);
+    let taken = (copied + kept.0, levels.len() as u32 + kept.1);
     room.take(taken.0, taken.1);
     Step::op(
         asset,

@@ -289,6 +289,17 @@ pub(crate) struct BenchUpdateArgs {
     /// `both`, each a run per cap.
     #[arg(long, value_enum, default_value_t = PlanThread::Both)]
     plan: PlanThread,
+    /// Who puts texels into GPU staging: `render` (`Queue::write_texture`
+    /// in `update`, the default streamer), `loaders` (the loader threads,
+    /// `StreamerOptions::loader_staging_bytes` at twice the cap), or `both`,
+    /// each a run per cap and plan mode.
+    #[arg(long, value_enum, default_value_t = Staging::Render)]
+    staging: Staging,
+    /// `paced`: updates 2 ms apart, loads arrive as fast as the loader
+    /// threads go; `ready`: after each update (untimed) wait for the loads
+    /// it asked for, so that the upload cap limits what each update uploads.
+    #[arg(long, value_enum, default_value_t = Loads::Paced)]
+    loads: Loads,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -305,6 +316,21 @@ pub(crate) enum PlanThread {
     Both,
 }
 
+/// Who fills upload staging in `bench-update`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Staging {
+    Render,
+    Loaders,
+    Both,
+}
+
+/// How loads arrive in `bench-update`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Loads {
+    Paced,
+    Ready,
+}
+
 pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     let opts = bench::update::UpdateBenchOptions {
         objects: args.objects,
@@ -316,6 +342,12 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             PlanThread::Background => vec![true],
             PlanThread::Both => vec![false, true],
         },
+        staging_modes: match args.staging {
+            Staging::Render => vec![false],
+            Staging::Loaders => vec![true],
+            Staging::Both => vec![false, true],
+        },
+        ready_loads: args.loads == Loads::Ready,
         backends: backends(&args.backend)?,
         cache_dir: mipstream::demo::scene::BuiltinScene::default_cache_dir(),
     };
@@ -332,17 +364,27 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
-        "{} objects, {} textures, {} updates per cap on {} ({})",
-        r.objects, r.textures, r.frames, r.adapter, r.backend
+        "{} objects, {} textures, {} updates per cap on {} ({}), loads {}",
+        r.objects,
+        r.textures,
+        r.frames,
+        r.adapter,
+        r.backend,
+        if args.loads == Loads::Ready {
+            "ready before each update"
+        } else {
+            "paced"
+        }
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "plan       | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max"
+        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean"
     );
     for run in &r.runs {
         println!(
-            "{:<10} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {}",
+            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {}",
             if run.plan_in_background { "background" } else { "inline" },
+            if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
             run.upload_cap_mib,
             run.update_ms[0],
             run.update_ms[1],
@@ -358,6 +400,7 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             run.plan_age[2],
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
+            mib(run.loader_staged_bytes_mean),
         );
     }
     if let Some(path) = &args.json {

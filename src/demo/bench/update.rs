@@ -33,6 +33,17 @@ pub struct UpdateBenchOptions {
     /// `true` on the planner thread
     /// ([`StreamerOptions::plan_in_background`]).
     pub plan_modes: Vec<bool>,
+    /// Where the texels reach GPU staging, each a run per cap and plan
+    /// mode: `false` through `Queue::write_texture` in `update`, `true`
+    /// filled by the loader threads
+    /// ([`StreamerOptions::loader_staging_bytes`], a reserve of twice the
+    /// cap).
+    pub staging_modes: Vec<bool>,
+    /// Wait after each update (untimed) until the loads it asked for have
+    /// arrived ([`Streamer::finish_loads`]), so that the upload cap, not
+    /// the loader threads' speed, limits what a frame uploads; else updates
+    /// are paced 2 ms apart and loads arrive as they can.
+    pub ready_loads: bool,
     /// The backends to pick the adapter from (`None`: any).
     pub backends: Option<wgpu::Backends>,
     /// Where the built-in scene's cooked textures are cached.
@@ -46,6 +57,10 @@ pub struct UpdateRun {
     pub upload_cap_mib: u64,
     /// Whether the plan ran on the planner thread.
     pub plan_in_background: bool,
+    /// The loader staging reserve (0: texels staged by `write_texture`).
+    pub loader_staging_bytes: u64,
+    /// Whether each update waited for its loads (untimed).
+    pub ready_loads: bool,
     /// The budget (a quarter of full residency).
     pub budget_bytes: u64,
     /// Render-thread time of `update`: p50, p99, max (ms).
@@ -64,6 +79,9 @@ pub struct UpdateRun {
     pub upload_bytes_mean: f64,
     /// The most bytes one update uploaded.
     pub upload_bytes_max: u64,
+    /// Of the bytes uploaded per update, those the loader threads had
+    /// staged (mean).
+    pub loader_staged_bytes_mean: f64,
     /// Seconds registering every texture took (tails read and transcoded on
     /// the calling thread).
     pub register_s: f64,
@@ -133,14 +151,20 @@ pub fn bench_update(
         .map_err(|e| UpdateBenchError::Scene(e.to_string()))?;
     let info = g.adapter.get_info();
     let mut runs = Vec::new();
-    let runs_wanted = opts
-        .plan_modes
-        .iter()
-        .flat_map(|&b| opts.upload_caps_mib.iter().map(move |&c| (b, c)));
-    for (background, cap) in runs_wanted {
+    let mut runs_wanted = Vec::new();
+    for &background in &opts.plan_modes {
+        for &staging in &opts.staging_modes {
+            for &cap in &opts.upload_caps_mib {
+                runs_wanted.push((background, staging, cap));
+            }
+        }
+    }
+    for (background, staging, cap) in runs_wanted {
+        let loader_staging_bytes = if staging { 2 * (cap << 20) } else { 0 };
         let options = StreamerOptions {
             upload_bytes_per_frame: cap << 20,
             plan_in_background: background,
+            loader_staging_bytes,
             ..Default::default()
         };
         let mut s = Streamer::with_options(&g.device, &g.queue, options);
@@ -168,7 +192,7 @@ pub fn bench_update(
         let mut apply = Vec::with_capacity(opts.frames);
         let mut worker = Vec::with_capacity(opts.frames);
         let mut age = Vec::with_capacity(opts.frames);
-        let (mut uploaded, mut upload_max) = (0u64, 0u64);
+        let (mut uploaded, mut upload_max, mut staged) = (0u64, 0u64, 0u64);
         for f in 0..opts.frames {
             let stats = s.update(&[synthetic_view(f as u64)]);
             let (u, p) = (stats.update_time, stats.plan_time);
@@ -180,10 +204,15 @@ pub fn bench_update(
                 worker.push(stats.plan_worker_time.as_secs_f64() * 1e3);
             }
             uploaded += stats.upload_bytes;
+            staged += stats.loader_staged_bytes;
             upload_max = upload_max.max(stats.upload_bytes);
             progress(cap, f + 1, opts.frames);
-            // paced like frames, so loads arrive between updates
-            std::thread::sleep(Duration::from_millis(2));
+            if opts.ready_loads {
+                s.finish_loads(Duration::from_secs(60))?;
+            } else {
+                // paced like frames, so loads arrive between updates
+                std::thread::sleep(Duration::from_millis(2));
+            }
         }
         for v in [&mut update, &mut plan, &mut apply, &mut worker, &mut age] {
             v.sort_by(f64::total_cmp);
@@ -191,6 +220,8 @@ pub fn bench_update(
         runs.push(UpdateRun {
             upload_cap_mib: cap,
             plan_in_background: background,
+            loader_staging_bytes: s.report().totals.loader_staging,
+            ready_loads: opts.ready_loads,
             budget_bytes: budget,
             update_ms: spread(&update),
             plan_ms: spread(&plan),
@@ -199,6 +230,7 @@ pub fn bench_update(
             plan_age: spread(&age),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
             upload_bytes_max: upload_max,
+            loader_staged_bytes_mean: staged as f64 / opts.frames as f64,
             register_s,
         });
     }
@@ -232,6 +264,9 @@ impl UpdateBench {
             "runs": self.runs.iter().map(|r| serde_json::json!({
                 "upload_cap_mib": r.upload_cap_mib,
                 "plan_in_background": r.plan_in_background,
+                "loader_staging_bytes": r.loader_staging_bytes,
+                "ready_loads": r.ready_loads,
+                "loader_staged_bytes_mean": r.loader_staged_bytes_mean,
                 "plan_worker_ms": ms(r.plan_worker_ms),
                 "plan_age": ms(r.plan_age),
                 "budget_bytes": r.budget_bytes,

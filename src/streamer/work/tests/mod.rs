@@ -34,6 +34,7 @@ fn level(g: &Geometry, l: u32) -> LevelImage {
         bytes_per_row: w * 4,
         rows_per_image: w,
         data: vec![0; (w * w * 4) as usize],
+        staged: None,
     }
 }
 
@@ -42,6 +43,7 @@ fn books(pool: u64) -> Books {
         textures: 0,
         meshes: 0,
         staging: 0,
+        reserve: 0,
         pool: Pool::new(pool),
     }
 }

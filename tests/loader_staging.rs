@@ -1,0 +1,185 @@
+//! Uploads the loader threads stage (`StreamerOptions::loader_staging_bytes`):
+//! the texels that reach the GPU are the same as through `write_texture`,
+//! the budget holds with the reserve counted, and wgpu's own buffer counter
+//! (not mipstream's ledger) sees no more staging than the reserve holds and
+//! nothing left once the streamer is gone. Each test opens a device of its
+//! own, so the counters see only that test's resources.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::gpu::{self, memory};
+use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use mipstream::{Streamer, TextureFile, TextureId, View};
+use std::time::Duration;
+
+fn view(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 1.0, z),
+        Vec3::new(0.0, 0.0, z - 10.0),
+        Vec3::Y,
+        1.0,
+        UVec2::new(1280, 720),
+        0.1,
+        1e4,
+    )
+}
+
+/// `count` Sponza textures on spheres along the view axis.
+fn scene(
+    g: &gpu::HeadlessGpu,
+    options: StreamerOptions,
+    count: usize,
+) -> (Streamer, Vec<TextureId>) {
+    let mut s = Streamer::with_options(&g.device, &g.queue, options);
+    let dir = common::shared_data().join("sponza-textures");
+    let mut ids = Vec::new();
+    for (i, path) in common::files_with(&dir, &[".ktx2"])
+        .into_iter()
+        .take(count)
+        .enumerate()
+    {
+        let t = s
+            .register_texture(TextureDesc::new(TextureFile::open_path(&path).unwrap()))
+            .unwrap();
+        let x = (i % 5) as f32 * 3.0 - 6.0;
+        let z = -4.0 - (i / 5) as f32 * 6.0;
+        s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
+            .unwrap();
+        ids.push(t);
+    }
+    (s, ids)
+}
+
+fn options(budget: u64, loader_staging: u64) -> StreamerOptions {
+    StreamerOptions {
+        budget: Budget::Bytes(budget),
+        loader_staging_bytes: loader_staging,
+        ..Default::default()
+    }
+}
+
+fn wait(g: &gpu::HeadlessGpu) {
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+}
+
+/// Updates at `v` until converged (loads given time between updates);
+/// returns the bytes uploaded and, of them, the loader-staged bytes.
+fn run_to_convergence(g: &gpu::HeadlessGpu, s: &mut Streamer, v: View) -> (u64, u64) {
+    let (mut uploaded, mut staged) = (0, 0);
+    for _ in 0..3000 {
+        let st = s.update(&[v]);
+        s.check_invariants().unwrap();
+        assert!(s.held_bytes() <= s.budget_bytes(), "over the budget");
+        uploaded += st.upload_bytes;
+        staged += st.loader_staged_bytes;
+        wait(g);
+        if s.converged() {
+            return (uploaded, staged);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("did not converge in 3000 updates");
+}
+
+#[test]
+fn loader_staged_uploads_put_the_same_texels_on_the_gpu() {
+    // without compressed formats every level is RGBA8, on GL too (where
+    // compressed textures keep CPU copies and are not staged)
+    let g = gpu::headless_with_features(None, wgpu::Features::empty())
+        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+    eprintln!("on {}", g.describe());
+    let v = view(4.0);
+    let (mut plain, plain_ids) = scene(&g, options(256 << 20, 0), 6);
+    let (mut staged, staged_ids) = scene(&g, options(256 << 20, 16 << 20), 6);
+    let (up_plain, staged_plain) = run_to_convergence(&g, &mut plain, v);
+    let (up_staged, staged_bytes) = run_to_convergence(&g, &mut staged, v);
+    eprintln!("uploaded {up_plain} bytes without loader staging, {up_staged} with ({staged_bytes} staged by the loaders)");
+    assert_eq!(
+        staged_plain, 0,
+        "nothing is staged by loaders with the option off"
+    );
+    assert!(
+        staged_bytes * 2 > up_staged,
+        "most bytes should come from loader staging: {staged_bytes} of {up_staged}"
+    );
+    let totals = staged.report().totals;
+    assert_eq!(
+        totals.loader_staging,
+        16 << 20,
+        "the reserve is counted whole"
+    );
+    for (a, b) in plain_ids.iter().zip(&staged_ids) {
+        let (ra, rb) = (plain.resident(*a).unwrap(), staged.resident(*b).unwrap());
+        assert_eq!(
+            (ra.first_level, ra.level_count),
+            (rb.first_level, rb.level_count),
+            "the same levels are resident"
+        );
+        assert!(
+            ra.first_level < 5,
+            "the near view streams detail in: level {}",
+            ra.first_level
+        );
+        for mip in 0..ra.level_count {
+            let pa = gpu::read_rgba8(&g.device, &g.queue, &ra.texture, mip, 0).unwrap();
+            let pb = gpu::read_rgba8(&g.device, &g.queue, &rb.texture, mip, 0).unwrap();
+            assert!(pa == pb, "texture {a:?} mip {mip}: the texels differ");
+        }
+    }
+}
+
+#[test]
+fn wgpus_buffer_counter_sees_no_more_staging_than_the_reserve_on_vulkan() {
+    let g = gpu::headless(Some(wgpu::Backends::VULKAN)).unwrap_or_else(|e| {
+        panic!(
+            "this test needs a Vulkan adapter (lavapipe): {e} ({})",
+            gpu::INSTALL_HINT
+        )
+    });
+    wait(&g);
+    let base = memory::counters(&g.device).buffer_memory;
+    let reserve = 6 << 20;
+    let (mut s, _) = scene(&g, options(48 << 20, reserve), 20);
+    let (mut uploaded, mut staged, mut most_used) = (0, 0, 0);
+    for frame in 0..200 {
+        if frame == 150 {
+            s.set_budget(Budget::Bytes(12 << 20));
+        }
+        let st = s.update(&[view(16.0 - frame as f32 * 0.1)]);
+        uploaded += st.upload_bytes;
+        staged += st.loader_staged_bytes;
+        std::thread::sleep(Duration::from_millis(10));
+        s.check_invariants().unwrap();
+        let totals = s.report().totals;
+        assert!(
+            totals.accounted() <= s.budget_bytes(),
+            "frame {frame}: {} held over the budget {}",
+            totals.accounted(),
+            s.budget_bytes()
+        );
+        assert!(totals.loader_staging_used <= totals.loader_staging);
+        // finished copies give their staging back
+        wait(&g);
+        let used = s.report().totals.loader_staging_used;
+        most_used = most_used.max(used);
+        let buffers = (memory::counters(&g.device).buffer_memory - base).max(0) as u64;
+        // each buffer is rounded up to the allocator's alignment: allow 64 KiB
+        // per level of slack (measured on lavapipe: none)
+        let levels = used.div_ceil(16 << 10);
+        assert!(
+            buffers <= used + levels * (64 << 10),
+            "frame {frame}: wgpu counts {buffers} bytes of buffers, loader staging holds {used}"
+        );
+    }
+    eprintln!("uploaded {uploaded}, {staged} of it staged by the loaders; at most {most_used} of the reserve in use");
+    assert!(
+        staged * 2 > uploaded,
+        "most of the fly-in's uploads are loader-staged: {staged} of {uploaded}"
+    );
+    assert!(most_used > 0);
+    drop(s);
+    wait(&g);
+    let left = memory::counters(&g.device).buffer_memory - base;
+    assert!(left <= 0, "{left} bytes of buffers outlive the streamer");
+}
