@@ -398,3 +398,52 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     let err = bench_update(&none, |_, _, _| {}).unwrap_err();
     assert!(err.to_string().contains("--textures"), "{err}");
 }
+
+/// `mipstream bench-uploads` in a tiny configuration: a run per staging
+/// mode, the loader-staged bytes only where the loaders stage, the keys.
+#[test]
+fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
+    use bench::uploads::{bench_uploads, UploadBenchOptions};
+    let textures = common::files_with(&common::shared_data().join("sponza-textures"), &[".ktx2"]);
+    let opts = UploadBenchOptions {
+        frames: 8,
+        jump_every: 4,
+        upload_caps_mib: vec![2],
+        staging_modes: vec![false, true],
+        backends: None,
+        textures,
+    };
+    let mut updates = 0;
+    let r = bench_uploads(&opts, |_, _| updates += 1).unwrap();
+    assert_eq!(updates, 2 * 8, "progress after every timed update");
+    assert_eq!(r.runs.len(), 2);
+    let (render, loaders) = (&r.runs[0], &r.runs[1]);
+    assert_eq!(render.loader_staging_bytes, 0);
+    assert_eq!(render.loader_staged_bytes_mean, 0.0);
+    assert_eq!(loaders.loader_staging_bytes, 4 << 20, "twice the cap");
+    for run in &r.runs {
+        assert!(run.upload_bytes_mean > 0.0, "every jump loads: {run:?}");
+        assert!(run.loader_staged_bytes_mean <= run.upload_bytes_mean, "{run:?}");
+        let [p50, p99, max] = run.update_ms;
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
+        assert!(run.at_cap_updates <= 8);
+    }
+    assert!(
+        loaders.loader_staged_bytes_mean > 0.0,
+        "the loaders staged nothing: {loaders:?}"
+    );
+    let json = r.to_json();
+    for key in [
+        "upload_cap_mib",
+        "loader_staging_bytes",
+        "update_ms",
+        "at_cap_updates",
+        "at_cap_update_ms",
+        "upload_bytes_mean",
+        "loader_staged_bytes_mean",
+    ] {
+        assert!(json["runs"][1].get(key).is_some(), "{key}");
+    }
+    let none = UploadBenchOptions { frames: 0, ..opts };
+    assert!(bench_uploads(&none, |_, _| {}).is_err());
+}

@@ -410,3 +410,102 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Arguments of `mipstream bench-uploads`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchUploadsArgs {
+    /// Updates to time per run.
+    #[arg(long, default_value_t = 300)]
+    frames: usize,
+    /// Updates between camera jumps (each a burst of loads).
+    #[arg(long, default_value_t = 30)]
+    jump_every: usize,
+    /// A folder of KTX2 textures (the first twenty, by name, are used).
+    #[arg(long, default_value = "../shared/data/sponza-textures")]
+    textures: PathBuf,
+    /// Upload caps to run, MiB per update, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "2,8,32")]
+    upload_caps_mb: Vec<u64>,
+    /// Who puts texels into GPU staging: `render` (`Queue::write_texture`
+    /// in `update`), `loaders` (the loader threads,
+    /// `StreamerOptions::loader_staging_bytes` at twice the cap), or `both`.
+    #[arg(long, value_enum, default_value_t = Staging::Both)]
+    staging: Staging,
+    /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Write the results here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// The `.ktx2` files in `dir`, sorted by name.
+fn ktx2_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ktx2"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
+    let opts = bench::uploads::UploadBenchOptions {
+        frames: args.frames,
+        jump_every: args.jump_every,
+        upload_caps_mib: args.upload_caps_mb.clone(),
+        staging_modes: match args.staging {
+            Staging::Render => vec![false],
+            Staging::Loaders => vec![true],
+            Staging::Both => vec![false, true],
+        },
+        backends: backends(&args.backend)?,
+        textures: ktx2_files(&args.textures)?,
+    };
+    let runs = opts.staging_modes.len() * opts.upload_caps_mib.len();
+    let bar = ProgressBar::new((runs * args.frames) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} updates")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    let frames = args.frames;
+    let r = bench::uploads::bench_uploads(&opts, |run, done| {
+        bar.set_message(format!("run {} of {runs}", run + 1));
+        bar.set_position((run * frames + done) as u64);
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "{} updates per run on {} ({}), the camera jumping every {} updates, each update's loads waited for (untimed)",
+        r.frames, r.adapter, r.backend, args.jump_every
+    );
+    let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
+    println!(
+        "staging | cap MiB | update p50 / p99 / max ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean"
+    );
+    for run in &r.runs {
+        println!(
+            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {}",
+            if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
+            run.upload_cap_mib,
+            run.update_ms[0],
+            run.update_ms[1],
+            run.update_ms[2],
+            run.at_cap_updates,
+            run.at_cap_update_ms[0],
+            run.at_cap_update_ms[1],
+            run.at_cap_update_ms[2],
+            mib(run.upload_bytes_mean),
+            mib(run.upload_bytes_max as f64),
+            mib(run.loader_staged_bytes_mean),
+        );
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r.to_json()).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

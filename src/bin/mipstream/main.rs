@@ -86,6 +86,11 @@ enum Command {
     /// several upload caps.
     #[cfg(feature = "bench")]
     BenchUpdate(bench::BenchUpdateArgs),
+    /// Time what uploads cost `update` on the render thread: camera jumps
+    /// that each load a burst, at several upload caps, with the texels
+    /// staged by `update` and by the loader threads.
+    #[cfg(feature = "bench")]
+    BenchUploads(bench::BenchUploadsArgs),
     /// Abuse a streamer for many frames (random cameras, budgets, objects and
     /// injected faults), checking its invariants every frame; exits 0 only
     /// when nothing broke, went over budget, panicked or leaked.
@@ -116,6 +121,8 @@ fn main() -> ExitCode {
         Command::BenchPlanner(args) => bench::run_planner(args),
         #[cfg(feature = "bench")]
         Command::BenchUpdate(args) => bench::run_update(args),
+        #[cfg(feature = "bench")]
+        Command::BenchUploads(args) => bench::run_uploads(args),
         #[cfg(feature = "bench")]
         Command::Soak(args) => soak::run(args),
     };

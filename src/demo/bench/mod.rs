@@ -52,6 +52,7 @@ mod plots;
 mod report;
 mod strategy;
 pub mod update;
+pub mod uploads;
 
 pub use plots::write_plots;
 

@@ -122,7 +122,8 @@ pub enum UpdateBenchError {
     Options(String),
 }
 
-fn spread(sorted: &[f64]) -> [f64; 3] {
+/// p50, p99 and max of sorted values.
+pub(super) fn spread(sorted: &[f64]) -> [f64; 3] {
     [
         super::percentile(sorted, 0.5),
         super::percentile(sorted, 0.99),

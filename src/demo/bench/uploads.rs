@@ -1,0 +1,219 @@
+//! What uploads cost the render thread (`mipstream bench-uploads`): a scene
+//! whose every camera jump is a burst of loads, so that the upload cap,
+//! not the loader threads or the plan, limits what each `update` uploads.
+//!
+//! Groups of ten spheres 1,000 units apart, each sphere with a texture of
+//! a folder (the Sponza textures of the shared data by default; each
+//! registered again for each group); the camera moves to the next group
+//! every `jump_every` updates, close enough that the group's textures want
+//! their finest levels. The budget holds two groups' detail, so every jump
+//! loads a whole group while the last one shrinks. After each update the
+//! run waits (untimed) for the loads it asked for
+//! ([`Streamer::finish_loads`]), and levels per update are not capped, so
+//! what an update uploads is bounded by the byte cap and by what the plan
+//! can build within the budget that frame. Each cap runs with the texels
+//! staged by `update` (`Queue::write_texture`) and, where asked, by the
+//! loader threads ([`StreamerOptions::loader_staging_bytes`], twice the cap).
+
+use super::update::spread;
+use crate::container::TextureFile;
+use crate::gpu;
+use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use crate::{Streamer, View};
+use glam::{UVec2, Vec3};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct UploadBenchOptions {
+    /// Updates timed per run.
+    pub frames: usize,
+    /// Updates between camera jumps.
+    pub jump_every: usize,
+    /// Upload caps, MiB per update.
+    pub upload_caps_mib: Vec<u64>,
+    /// Who stages the texels, a run per cap each: `false` `update`
+    /// (`write_texture`), `true` the loader threads.
+    pub staging_modes: Vec<bool>,
+    /// The backends to pick the adapter from (`None`: any).
+    pub backends: Option<wgpu::Backends>,
+    /// The KTX2 textures (the first twenty are used).
+    pub textures: Vec<PathBuf>,
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadRun {
+    /// The cap, MiB per update.
+    pub upload_cap_mib: u64,
+    /// The loader staging reserve (0: `update` staged the texels).
+    pub loader_staging_bytes: u64,
+    /// The budget.
+    pub budget_bytes: u64,
+    /// `update` on the render thread, every update: p50, p99, max (ms).
+    pub update_ms: [f64; 3],
+    /// Updates that uploaded at least half the cap.
+    pub at_cap_updates: usize,
+    /// `update` in those: p50, p99, max (ms).
+    pub at_cap_update_ms: [f64; 3],
+    /// Bytes uploaded per update, mean.
+    pub upload_bytes_mean: f64,
+    /// The most one update uploaded.
+    pub upload_bytes_max: u64,
+    /// Of the bytes uploaded, those the loader threads staged (mean per update).
+    pub loader_staged_bytes_mean: f64,
+}
+
+/// Every run, on one adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadBench {
+    /// The adapter's name.
+    pub adapter: String,
+    /// The backend.
+    pub backend: String,
+    /// Updates per run.
+    pub frames: usize,
+    /// The runs, caps within staging modes.
+    pub runs: Vec<UploadRun>,
+}
+
+/// The camera at group `group`, drifting a little each update.
+fn camera(group: usize, f: usize) -> View {
+    let x = group as f32 * 1000.0 + (f % 7) as f32 * 0.05;
+    let eye = Vec3::new(x, 0.0, 3.0);
+    View::look_at(
+        eye,
+        eye - Vec3::Z,
+        Vec3::Y,
+        1.0,
+        UVec2::new(1920, 1080),
+        0.1,
+        1e4,
+    )
+}
+
+/// Runs every cap and staging mode; `progress(run, done)` after each update.
+pub fn bench_uploads(
+    opts: &UploadBenchOptions,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<UploadBench, super::update::UpdateBenchError> {
+    use super::update::UpdateBenchError as E;
+    if opts.frames == 0 || opts.jump_every == 0 || opts.upload_caps_mib.contains(&0) {
+        return Err(E::Options(
+            "--frames, --jump-every and every upload cap must be at least 1".into(),
+        ));
+    }
+    if opts.textures.len() < 2 {
+        return Err(E::Options("at least two textures are needed".into()));
+    }
+    let g = gpu::headless(opts.backends)?;
+    let files: Vec<TextureFile> = opts
+        .textures
+        .iter()
+        .take(20)
+        .map(|p| TextureFile::open_path(p).map_err(|e| E::Scene(format!("{}: {e}", p.display()))))
+        .collect::<Result<_, _>>()?;
+    let info = g.adapter.get_info();
+    let mut runs = Vec::new();
+    let wanted: Vec<(bool, u64)> = opts
+        .staging_modes
+        .iter()
+        .flat_map(|&s| opts.upload_caps_mib.iter().map(move |&c| (s, c)))
+        .collect();
+    for (run, &(staging, cap)) in wanted.iter().enumerate() {
+        let mut s = Streamer::with_options(
+            &g.device,
+            &g.queue,
+            StreamerOptions {
+                upload_bytes_per_frame: cap << 20,
+                uploads_per_frame: 4096,
+                loader_staging_bytes: if staging { 2 * (cap << 20) } else { 0 },
+                ..Default::default()
+            },
+        );
+        // a group of ten spheres (5 x 2, 1.1 units apart, 3 units in front
+        // of the camera) for every place the camera visits, each sphere's
+        // texture spread wide enough that its finest levels are wanted;
+        // the groups take the files in turn, each registered once per group
+        let groups = opts.frames / opts.jump_every + 1;
+        let mut group_bytes = vec![0u64; groups];
+        for (g, bytes) in group_bytes.iter_mut().enumerate() {
+            for k in 0..10 {
+                let file = &files[(g * 10 + k) % files.len()];
+                let mut desc = TextureDesc::new(file.clone());
+                desc.label = Some(format!("g{g}-{k}"));
+                let id = s.register_texture(desc)?;
+                *bytes += s.full_bytes(id)?;
+                let centre = Vec3::new(
+                    g as f32 * 1000.0 + ((k % 5) as f32 - 2.0) * 1.1,
+                    ((k / 5) as f32 - 0.5) * 1.1,
+                    0.0,
+                );
+                s.register_object(ObjectDesc::sphere(centre, 0.5).with_texture(id, 8.0))?;
+            }
+        }
+        // room for two groups' detail (and every tail): the group left
+        // behind shrinks while the next one grows
+        let budget = 2 * group_bytes.iter().max().copied().unwrap_or(0) + s.held_bytes();
+        s.set_budget(Budget::Bytes(budget));
+        s.settle(&[camera(0, 0)], Duration::from_secs(600))?;
+        let (mut update, mut at_cap) = (Vec::new(), Vec::new());
+        let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
+        for f in 0..opts.frames {
+            let st = s.update(&[camera(f / opts.jump_every + 1, f)]);
+            let ms = st.update_time.as_secs_f64() * 1e3;
+            update.push(ms);
+            if st.upload_bytes >= (cap << 20) / 2 {
+                at_cap.push(ms);
+            }
+            uploaded += st.upload_bytes;
+            staged += st.loader_staged_bytes;
+            most = most.max(st.upload_bytes);
+            progress(run, f + 1);
+            s.finish_loads(Duration::from_secs(120))?;
+        }
+        update.sort_by(f64::total_cmp);
+        at_cap.sort_by(f64::total_cmp);
+        runs.push(UploadRun {
+            upload_cap_mib: cap,
+            loader_staging_bytes: s.report().totals.loader_staging,
+            budget_bytes: budget,
+            update_ms: spread(&update),
+            at_cap_updates: at_cap.len(),
+            at_cap_update_ms: spread(&at_cap),
+            upload_bytes_mean: uploaded as f64 / opts.frames as f64,
+            upload_bytes_max: most,
+            loader_staged_bytes_mean: staged as f64 / opts.frames as f64,
+        });
+    }
+    Ok(UploadBench {
+        adapter: info.name,
+        backend: format!("{:?}", info.backend),
+        frames: opts.frames,
+        runs,
+    })
+}
+
+impl UploadBench {
+    /// The JSON `mipstream bench-uploads --json` writes.
+    pub fn to_json(&self) -> serde_json::Value {
+        let ms = |v: [f64; 3]| serde_json::json!({"p50": v[0], "p99": v[1], "max": v[2]});
+        serde_json::json!({
+            "adapter": self.adapter,
+            "backend": self.backend,
+            "frames": self.frames,
+            "runs": self.runs.iter().map(|r| serde_json::json!({
+                "upload_cap_mib": r.upload_cap_mib,
+                "loader_staging_bytes": r.loader_staging_bytes,
+                "budget_bytes": r.budget_bytes,
+                "update_ms": ms(r.update_ms),
+                "at_cap_updates": r.at_cap_updates,
+                "at_cap_update_ms": ms(r.at_cap_update_ms),
+                "upload_bytes_mean": r.upload_bytes_mean,
+                "upload_bytes_max": r.upload_bytes_max,
+                "loader_staged_bytes_mean": r.loader_staged_bytes_mean,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
