@@ -423,7 +423,10 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     assert_eq!(loaders.loader_staging_bytes, 4 << 20, "twice the cap");
     for run in &r.runs {
         assert!(run.upload_bytes_mean > 0.0, "every jump loads: {run:?}");
-        assert!(run.loader_staged_bytes_mean <= run.upload_bytes_mean, "{run:?}");
+        assert!(
+            run.loader_staged_bytes_mean <= run.upload_bytes_mean,
+            "{run:?}"
+        );
         let [p50, p99, max] = run.update_ms;
         assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
         assert!(run.at_cap_updates <= 8);

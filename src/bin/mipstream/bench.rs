@@ -488,7 +488,11 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     for run in &r.runs {
         println!(
             "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {}",
-            if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
+            if run.loader_staging_bytes > 0 {
+                "loaders"
+            } else {
+                "render"
+            },
             run.upload_cap_mib,
             run.update_ms[0],
             run.update_ms[1],

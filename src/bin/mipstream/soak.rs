@@ -23,6 +23,10 @@ pub(crate) struct SoakArgs {
     /// allocations), budget (random budget changes); `all` or `none`.
     #[arg(long, default_value = "none")]
     faults: String,
+    /// The loader staging reserve in MiB (`StreamerOptions::loader_staging_bytes`;
+    /// 0: off).
+    #[arg(long, default_value_t = 0)]
+    loader_staging_mb: u64,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -40,6 +44,7 @@ pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
         seed: args.seed,
         faults: FaultSet::parse(&args.faults).map_err(|e| format!("--faults: {e}"))?,
         backends: crate::bench::backends(&args.backend)?,
+        loader_staging_bytes: args.loader_staging_mb << 20,
         ..SoakOptions::default()
     };
     let bar = ProgressBar::new(args.frames);

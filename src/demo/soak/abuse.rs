@@ -55,6 +55,7 @@ impl<'a> Soak<'a> {
             &gpu.queue,
             StreamerOptions {
                 budget: Budget::Bytes(u64::MAX / 4),
+                loader_staging_bytes: options.loader_staging_bytes,
                 ..StreamerOptions::default()
             },
         );
@@ -202,6 +203,7 @@ impl<'a> Soak<'a> {
             }
         }
         self.report.failed_loads += stats.failed_loads as u64;
+        self.report.loader_staged_bytes += stats.loader_staged_bytes;
         self.report.panics += stats.panicked_loads as u64;
         if let Err(e) = self.streamer.check_invariants() {
             self.note(format!("frame {frame}: {e}"));

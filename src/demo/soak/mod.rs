@@ -120,6 +120,9 @@ pub struct SoakOptions {
     pub frame_time: Duration,
     /// Most frames the recovery phase may take before it counts as failed.
     pub recovery_frames: u64,
+    /// The abused streamer's loader staging reserve
+    /// ([`crate::streamer::StreamerOptions::loader_staging_bytes`]). Default: 0.
+    pub loader_staging_bytes: u64,
 }
 
 impl Default for SoakOptions {
@@ -142,6 +145,7 @@ impl Default for SoakOptions {
             viewport: UVec2::new(1280, 720),
             frame_time: Duration::from_millis(5),
             recovery_frames: 6000,
+            loader_staging_bytes: 0,
         }
     }
 }
@@ -227,6 +231,9 @@ pub struct SoakReport {
     pub mesh_lod_changes: u64,
     /// Most bytes held in any frame.
     pub peak_resident_bytes: u64,
+    /// Bytes uploaded from staging the loader threads filled
+    /// ([`SoakOptions::loader_staging_bytes`]), abuse and recovery.
+    pub loader_staged_bytes: u64,
     /// The largest budget set.
     pub budget_bytes_max: u64,
     /// The smallest budget set.
@@ -371,6 +378,7 @@ impl SoakReport {
             "leaked_buffers": self.leaked_buffers,
             "mesh_lod_changes": self.mesh_lod_changes,
             "peak_resident_bytes": self.peak_resident_bytes,
+            "loader_staged_bytes": self.loader_staged_bytes,
             "budget_bytes_max": self.budget_bytes_max,
             "budget_bytes_min": self.budget_bytes_min,
             "update_ms_p50": self.update_ms_p50,

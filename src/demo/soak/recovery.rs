@@ -224,7 +224,8 @@ impl Soak<'_> {
         while *frame < self.options.recovery_frames {
             *frame += 1;
             let start = Instant::now();
-            self.streamer.update(&[view]);
+            let stats = self.streamer.update(&[view]);
+            self.report.loader_staged_bytes += stats.loader_staged_bytes;
             if let Err(e) = self.streamer.check_invariants() {
                 self.note(format!("recovery frame {frame}: {e}"));
             }
@@ -244,6 +245,7 @@ impl Soak<'_> {
             &gpu.queue,
             StreamerOptions {
                 budget: Budget::Bytes(self.budget),
+                loader_staging_bytes: self.options.loader_staging_bytes,
                 ..StreamerOptions::default()
             },
         );
