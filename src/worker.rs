@@ -6,7 +6,9 @@
 //! (never blocking) or waits for them with [`Loader::wait`] (for deterministic
 //! "settle" modes and tools). Workers take the highest-priority request, read
 //! the level's bytes from its [`crate::TextureFile`]'s source, transcode them,
-//! and send the result back. They never touch the GPU.
+//! and send the result back. With [`Loader::set_staging`] they also move the
+//! texels of requests that allow it into a staging buffer of their own
+//! ([`crate::gpu::staging`]); that is all they do on the GPU.
 //!
 //! Queue ownership: `Shared::queue` is filled by `submit` and emptied by the
 //! workers; `Shared::cancelled` is filled by `cancel` and checked (and cleared)

@@ -4,8 +4,9 @@
 //! A texture's resident levels `[k..n)` live in one `wgpu::Texture` whose mip 0
 //! is level `k`. Changing `k` means a new texture: the mips both keep are copied
 //! GPU-side (`copy_texture_to_texture`), new levels are written with
-//! `Queue::write_texture` (wgpu's staging belt), then the new texture replaces
-//! the old.
+//! `Queue::write_texture` (wgpu's staging belt) or copied from the staging
+//! buffer a loader thread filled ([`super::staging`]), then the new texture
+//! replaces the old.
 //! wgpu keeps a dropped texture alive until the GPU is done with it, so the old
 //! one is simply released, into a small recycle pool when it fits (the pool
 //! counts against the budget) so that shapes that come and go reuse memory
@@ -93,7 +94,8 @@ pub enum AllocError {
 /// that calls the `wgpu::Device` and `wgpu::Queue`.
 ///
 /// Copies go into one encoder per frame, kept here and submitted by
-/// [`submit`](Self::submit); uploads go through `Queue::write_texture`.
+/// [`submit`](Self::submit); uploads go through `Queue::write_texture`, or
+/// are copies from loader-filled staging in that encoder.
 #[derive(Debug)]
 pub struct GpuStore {
     device: wgpu::Device,

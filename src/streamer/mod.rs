@@ -14,7 +14,10 @@
 //! 5. the work is submitted; changed views are listed for rebinding.
 //!
 //! The render thread never reads files or transcodes; `update` only plans,
-//! records GPU copies and copies arrived texels into a staging buffer.
+//! records GPU copies and copies arrived texels into a staging buffer
+//! (`Queue::write_texture`), or with
+//! [`StreamerOptions::loader_staging_bytes`] only records copies from the
+//! staging buffers the loader threads filled.
 //!
 //! Meshes ([`Streamer::register_mesh`], [`ObjectDesc::with_mesh`]) go through
 //! the same steps: their LOD chains are planned in the same budget fit, LODs
