@@ -421,6 +421,10 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     assert_eq!(render.loader_staging_bytes, 0);
     assert_eq!(render.loader_staged_bytes_mean, 0.0);
     assert_eq!(loaders.loader_staging_bytes, 4 << 20, "twice the cap");
+    assert_eq!(
+        render.budget_bytes, loaders.budget_bytes,
+        "the reserve comes out of the same budget"
+    );
     for run in &r.runs {
         assert!(run.upload_bytes_mean > 0.0, "every jump loads: {run:?}");
         assert!(

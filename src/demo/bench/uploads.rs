@@ -153,9 +153,12 @@ pub fn bench_uploads(
                 s.register_object(ObjectDesc::sphere(centre, 0.5).with_texture(id, 8.0))?;
             }
         }
-        // room for two groups' detail (and every tail): the group left
-        // behind shrinks while the next one grows
-        let budget = 2 * group_bytes.iter().max().copied().unwrap_or(0) + s.held_bytes();
+        // room for two groups' detail and every tail (the same budget in
+        // every run: a loader staging reserve comes out of it): the group
+        // left behind shrinks while the next one grows
+        let totals = s.report().totals;
+        let tails = totals.accounted() - totals.loader_staging;
+        let budget = 2 * group_bytes.iter().max().copied().unwrap_or(0) + tails;
         s.set_budget(Budget::Bytes(budget));
         s.settle(&[camera(0, 0)], Duration::from_secs(600))?;
         let (mut update, mut at_cap) = (Vec::new(), Vec::new());
