@@ -435,10 +435,16 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
         assert!(run.at_cap_updates <= 8);
     }
-    assert!(
-        loaders.loader_staged_bytes_mean > 0.0,
-        "the loaders staged nothing: {loaders:?}"
-    );
+    // the Sponza textures are BC7 on both backends; on GL they keep CPU
+    // copies and are never loader-staged
+    if r.backend == "Gl" {
+        assert_eq!(loaders.loader_staged_bytes_mean, 0.0, "{loaders:?}");
+    } else {
+        assert!(
+            loaders.loader_staged_bytes_mean > 0.0,
+            "the loaders staged nothing: {loaders:?}"
+        );
+    }
     let json = r.to_json();
     for key in [
         "upload_cap_mib",
