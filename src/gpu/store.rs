@@ -506,42 +506,14 @@ impl GpuStore {
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         for (texture, mip, l) in uploads {
-            let (bw, bh) = l.format.block_dimensions();
-            let dst = wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: *mip,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            };
-            let layout = wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(l.bytes_per_row),
-                rows_per_image: Some(l.rows_per_image),
-            };
-            let extent = wgpu::Extent3d {
-                width: l.width.div_ceil(bw) * bw,
-                height: l.height.div_ceil(bh) * bh,
-                depth_or_array_layers: l.images,
-            };
-            match &l.staged {
-                Some(staged) => {
-                    let device = &self.device;
-                    let encoder = self.encoder.get_or_insert_with(|| {
-                        device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("mipstream copies"),
-                        })
-                    });
-                    encoder.copy_buffer_to_texture(
-                        wgpu::TexelCopyBufferInfo {
-                            buffer: staged.buffer(),
-                            layout,
-                        },
-                        dst,
-                        extent,
-                    );
-                    self.unsubmitted_staged.push(staged.clone());
-                }
-                None => self.queue.write_texture(dst, &l.data, layout, extent),
+            let device = &self.device;
+            super::upload::put_level(&self.queue, texture, *mip, l, &mut self.encoder, || {
+                device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("mipstream copies"),
+                })
+            });
+            if let Some(staged) = &l.staged {
+                self.unsubmitted_staged.push(staged.clone());
             }
         }
         if pollster::block_on(oom.pop()).is_some() {

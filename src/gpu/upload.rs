@@ -211,40 +211,17 @@ pub fn write_levels(
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let mut encoder = None;
     for (i, l) in levels.iter().enumerate() {
-        let (bw, bh) = l.format.block_dimensions();
-        let dst = wgpu::TexelCopyTextureInfo {
+        put_level(
+            queue,
             texture,
-            mip_level: first_mip + i as u32,
-            origin: wgpu::Origin3d::ZERO,
-            aspect: wgpu::TextureAspect::All,
-        };
-        let layout = wgpu::TexelCopyBufferLayout {
-            offset: 0,
-            bytes_per_row: Some(l.bytes_per_row),
-            rows_per_image: Some(l.rows_per_image),
-        };
-        let extent = wgpu::Extent3d {
-            width: l.width.div_ceil(bw) * bw,
-            height: l.height.div_ceil(bh) * bh,
-            depth_or_array_layers: l.images,
-        };
-        match &l.staged {
-            Some(staged) => encoder
-                .get_or_insert_with(|| {
-                    device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some(label),
-                    })
-                })
-                .copy_buffer_to_texture(
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: staged.buffer(),
-                        layout,
-                    },
-                    dst,
-                    extent,
-                ),
-            None => queue.write_texture(dst, &l.data, layout, extent),
-        }
+            first_mip + i as u32,
+            l,
+            &mut encoder,
+            || {
+                device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+            },
+        );
     }
     if let Some(encoder) = encoder {
         queue.submit([encoder.finish()]);
@@ -258,6 +235,48 @@ pub fn write_levels(
             label: label.to_owned(),
             message: e.to_string(),
         }),
+    }
+}
+
+/// Puts `l` into mip `mip` of `texture`: texels in memory with
+/// `Queue::write_texture`, loader-staged ones ([`LevelImage::staged`]) as a
+/// copy from their buffer recorded in `encoder` (made with `make` the first
+/// time one is needed).
+pub(crate) fn put_level(
+    queue: &wgpu::Queue,
+    texture: &wgpu::Texture,
+    mip: u32,
+    l: &LevelImage,
+    encoder: &mut Option<wgpu::CommandEncoder>,
+    make: impl FnOnce() -> wgpu::CommandEncoder,
+) {
+    let (bw, bh) = l.format.block_dimensions();
+    let dst = wgpu::TexelCopyTextureInfo {
+        texture,
+        mip_level: mip,
+        origin: wgpu::Origin3d::ZERO,
+        aspect: wgpu::TextureAspect::All,
+    };
+    let layout = wgpu::TexelCopyBufferLayout {
+        offset: 0,
+        bytes_per_row: Some(l.bytes_per_row),
+        rows_per_image: Some(l.rows_per_image),
+    };
+    let extent = wgpu::Extent3d {
+        width: l.width.div_ceil(bw) * bw,
+        height: l.height.div_ceil(bh) * bh,
+        depth_or_array_layers: l.images,
+    };
+    match &l.staged {
+        Some(staged) => encoder.get_or_insert_with(make).copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: staged.buffer(),
+                layout,
+            },
+            dst,
+            extent,
+        ),
+        None => queue.write_texture(dst, &l.data, layout, extent),
     }
 }
 
