@@ -1,6 +1,9 @@
-//! Transcoding throughput per source/target pair, one core: the pure-Rust
-//! `basisu` crate (what mipstream ships) against the reference C++ transcoder
-//! in the `basis-universal` crate (Basis Universal 1.16), on the same texels.
+//! Transcoding throughput per source/target pair, one core: what mipstream
+//! ships (ETC1S through the pure-Rust `basisu` crate, UASTC through the C++
+//! low-level transcoder with the default `basis-cpp` feature) and `basisu` on
+//! UASTC, against the reference C++ transcoder in the `basis-universal` crate
+//! (Basis Universal 1.16), on the same texels. `mipstream bench-transcode`
+//! prints the same comparison as a table or JSON with the ratios.
 //!
 //! Sources, from `../shared/data`: ETC1S = KTX-Software's `kodim17.basis`
 //! (512x768); UASTC = `kodim23.png` encoded here with the `basis-universal`
@@ -10,7 +13,7 @@
 
 use basis_universal::{TranscodeParameters, Transcoder, TranscoderTextureFormat as Tf};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mipstream::transcode::{transcode_level, Output, TranscodeOptions};
+use mipstream::transcode::{transcode_level, Output, TranscodeOptions, UastcTranscoder};
 use mipstream::{MemorySource, TargetFormat, TextureFile};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,10 +71,16 @@ fn bench(c: &mut Criterion) {
             let out_bytes = ours.image_bytes(raw.width, raw.height);
             group.throughput(Throughput::Bytes(out_bytes));
             let opts = TranscodeOptions::new(Output::Transcode(ours), true);
-            group.bench_function(
-                BenchmarkId::new("basisu (Rust, shipped)", ours.name()),
-                |b| b.iter(|| transcode_level(&file, &raw, &opts).unwrap()),
-            );
+            group.bench_function(BenchmarkId::new("mipstream (shipped)", ours.name()), |b| {
+                b.iter(|| transcode_level(&file, &raw, &opts).unwrap())
+            });
+            if *name == "UASTC" && opts.uastc != UastcTranscoder::Rust {
+                let mut rust = opts;
+                rust.uastc = UastcTranscoder::Rust;
+                group.bench_function(BenchmarkId::new("basisu (Rust)", ours.name()), |b| {
+                    b.iter(|| transcode_level(&file, &raw, &rust).unwrap())
+                });
+            }
             if *name == "ETC1S" && ours == TargetFormat::Bc7 {
                 // Basis 2's ETC1S chroma filter is extra work 1.16 does not do
                 let mut plain = opts;

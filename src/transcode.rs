@@ -159,6 +159,13 @@ pub enum TranscodeError {
         /// The file's name.
         name: String,
     },
+    /// [`UastcTranscoder::Cpp`] was asked for in a build without the
+    /// `basis-cpp` feature.
+    #[error("{name}: the C++ UASTC transcoder needs mipstream's `basis-cpp` feature")]
+    CppTranscoderDisabled {
+        /// The file's name.
+        name: String,
+    },
 }
 
 /// The largest transcoded level mipstream produces (1 GiB): a header can claim
@@ -374,6 +381,28 @@ pub struct TranscodeOptions {
     /// alpha) to (X, Y, Z, 1), Z reconstructed ([`ChannelLayout::NormalRgb`]).
     /// Default: off.
     pub normal_to_rgb: bool,
+    /// Which transcoder turns UASTC levels into GPU blocks. Default:
+    /// [`UastcTranscoder::Cpp`] where the `basis-cpp` feature is on (it is by
+    /// default), else [`UastcTranscoder::Rust`]. ETC1S always goes through
+    /// the pure-Rust `basisu` crate.
+    pub uastc: UastcTranscoder,
+}
+
+/// The transcoder for UASTC levels. Both produce the same blocks (bit-exact
+/// with the Khronos conformance goldens); they differ in speed
+/// (`mipstream bench-transcode`): the C++ reference is 1.2-1.6x faster on every
+/// UASTC target measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UastcTranscoder {
+    /// Basis Universal 1.16's C++ low-level UASTC transcoder, compiled in by
+    /// the `basis-universal` crate (feature `basis-cpp`; needs a C++ compiler
+    /// to build). Without the feature, asking for it is
+    /// [`TranscodeError::CppTranscoderDisabled`].
+    #[cfg_attr(feature = "basis-cpp", default)]
+    Cpp,
+    /// The pure-Rust `basisu` crate (feature `basis`).
+    #[cfg_attr(not(feature = "basis-cpp"), default)]
+    Rust,
 }
 
 impl TranscodeOptions {
@@ -385,6 +414,7 @@ impl TranscodeOptions {
             row_alignment: 1,
             etc1s_chroma_filter: true,
             normal_to_rgb: false,
+            uastc: UastcTranscoder::default(),
         }
     }
 
@@ -573,7 +603,15 @@ mod basis {
         };
         let (w, h) = (raw.width, raw.height);
         let (bx, by) = (w.div_ceil(4), h.div_ceil(4));
-        let mut tight = vec![0u8; target.image_bytes(w, h) as usize];
+        let image_bytes = target.image_bytes(w, h) as usize;
+        // tight rows transcode straight into the level's memory; padded rows
+        // go through one tight image and are placed row by row
+        let direct = img.bytes_per_row as usize == tight_row;
+        let mut tight = if direct {
+            Vec::new()
+        } else {
+            vec![0u8; image_bytes]
+        };
         let corrupt = |reason: String| TranscodeError::Corrupt {
             name: info.name.clone(),
             level: raw.level,
@@ -583,6 +621,12 @@ mod basis {
         };
         let fmt = target_id(target);
         for i in 0..img.images {
+            let out: &mut [u8] = if direct {
+                let at = i as usize * image_bytes;
+                &mut img.data[at..at + image_bytes]
+            } else {
+                &mut tight
+            };
             let ok = match info.payload {
                 Payload::Etc1s => {
                     let codebook = file.etc1s().ok_or_else(|| corrupt("no codebook".into()))?;
@@ -611,7 +655,7 @@ mod basis {
                         fmt,
                         flags,
                         None,
-                        &mut tight,
+                        out,
                     )
                 }
                 _ => {
@@ -620,23 +664,137 @@ mod basis {
                         .data
                         .get(i as usize * n..(i as usize + 1) * n)
                         .ok_or_else(|| corrupt(format!("image {i} is short")))?;
-                    dispatch::transcode_uastc(
-                        blocks,
-                        info.has_alpha(),
-                        bx,
-                        by,
-                        w,
-                        h,
-                        fmt,
-                        0,
-                        &mut tight,
-                    )
+                    match opts.uastc {
+                        UastcTranscoder::Rust => dispatch::transcode_uastc(
+                            blocks,
+                            info.has_alpha(),
+                            bx,
+                            by,
+                            w,
+                            h,
+                            fmt,
+                            0,
+                            out,
+                        ),
+                        UastcTranscoder::Cpp => {
+                            cpp::transcode_uastc(blocks, info.has_alpha(), w, h, target, out)
+                                .ok_or_else(|| TranscodeError::CppTranscoderDisabled {
+                                    name: info.name.clone(),
+                                })?
+                        }
+                    }
                 }
             };
             ok.ok_or_else(|| corrupt(format!("image {i} is malformed")))?;
-            place_rows(&tight, tight_row, img, i);
+            if !direct {
+                place_rows(&tight, tight_row, img, i);
+            }
         }
         Ok(())
+    }
+
+    #[cfg(feature = "basis-cpp")]
+    #[allow(unsafe_code)] // one call into the C++ transcoder, its bounds checked first
+    mod cpp {
+        //! UASTC through Basis Universal 1.16's C++ low-level transcoder (the
+        //! `basis-universal` crate's bindings), with the parameters its
+        //! `basisu_lowlevel_uastc_transcoder::transcode_image` passes for each
+        //! target, so the blocks are the reference's.
+        use crate::format::TargetFormat;
+        use basis_universal::sys;
+
+        /// Transcodes `blocks` (`ceil(w/4) * ceil(h/4)` UASTC blocks) to
+        /// `target` into `out`, tight rows. `Some(None)` when the data does not
+        /// decode; `None` never (the feature is on).
+        pub(super) fn transcode_uastc(
+            blocks: &[u8],
+            has_alpha: bool,
+            w: u32,
+            h: u32,
+            target: TargetFormat,
+            out: &mut [u8],
+        ) -> Option<Option<()>> {
+            use TargetFormat as T;
+            let (bx, by) = (w.div_ceil(4), h.div_ceil(4));
+            // (block format, bytes per block or pixel, BC1 three-colour blocks, channels)
+            let (fmt, unit, three_colour, ch0, ch1) = match target {
+                T::Bc7 => (sys::basist_block_format_cBC7, 16, false, -1, -1),
+                T::Bc1 => (sys::basist_block_format_cBC1, 8, true, -1, -1),
+                T::Bc3 => (sys::basist_block_format_cBC3, 16, false, -1, -1),
+                T::Bc4 => (sys::basist_block_format_cBC4, 8, false, 0, -1),
+                T::Bc5 => (sys::basist_block_format_cBC5, 16, false, 0, 3),
+                T::Astc4x4 => (sys::basist_block_format_cASTC_4x4, 16, false, -1, -1),
+                T::Etc2Rgba => (sys::basist_block_format_cETC2_RGBA, 16, false, -1, -1),
+                T::Etc2Rgb => (sys::basist_block_format_cETC1, 8, false, -1, -1),
+                T::EacR11 => (sys::basist_block_format_cETC2_EAC_R11, 8, false, 0, -1),
+                T::EacRg11 => (sys::basist_block_format_cETC2_EAC_RG11, 16, false, 0, 3),
+                T::Rgba8 => (sys::basist_block_format_cRGBA32, 4, false, -1, -1),
+            };
+            let pitch = if target == T::Rgba8 { w } else { bx };
+            // the transcoder writes `pitch` units per row (block rows, or
+            // pixel rows clipped to `h`); it takes no output size, so the
+            // sizes are checked here
+            let rows = if target == T::Rgba8 { h } else { by };
+            let need = pitch as u64 * rows as u64 * unit as u64;
+            let source = bx as u64 * by as u64 * 16;
+            if out.len() as u64 != need
+                || blocks.len() as u64 != source
+                || source > u32::MAX as u64
+                || w == 0
+                || h == 0
+            {
+                return Some(None);
+            }
+            basis_universal::transcoder_init();
+            // SAFETY: `new` has no preconditions; the transcoder is deleted below
+            let t = unsafe { sys::low_level_uastc_transcoder_new() };
+            // SAFETY: the global tables are initialised (above); `out` holds
+            // exactly `rows` rows of `pitch` units of `unit` bytes, which is
+            // all the transcoder writes for these dimensions; `blocks` holds
+            // the `bx * by` blocks it reads; no transcoder state is passed.
+            let ok = unsafe {
+                sys::low_level_uastc_transcoder_transcode_slice(
+                    t,
+                    out.as_mut_ptr().cast(),
+                    bx,
+                    by,
+                    blocks.as_ptr(),
+                    blocks.len() as u32,
+                    fmt,
+                    unit,
+                    three_colour,
+                    has_alpha,
+                    w,
+                    h,
+                    pitch,
+                    std::ptr::null_mut(),
+                    h,
+                    ch0,
+                    ch1,
+                    0,
+                )
+            };
+            // SAFETY: `t` came from `new` and is not used again
+            unsafe { sys::low_level_uastc_transcoder_delete(t) };
+            Some(ok.then_some(()))
+        }
+    }
+
+    #[cfg(not(feature = "basis-cpp"))]
+    mod cpp {
+        use crate::format::TargetFormat;
+
+        /// `None`: the C++ transcoder is not compiled in.
+        pub(super) fn transcode_uastc(
+            _blocks: &[u8],
+            _has_alpha: bool,
+            _w: u32,
+            _h: u32,
+            _target: TargetFormat,
+            _out: &mut [u8],
+        ) -> Option<Option<()>> {
+            None
+        }
     }
 }
 

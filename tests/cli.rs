@@ -709,3 +709,60 @@ fn annotate_measures_files_it_did_not_cook_and_keeps_every_level() {
         "an empty folder",
     );
 }
+
+#[test]
+fn bench_transcode_prints_both_transcoders_and_their_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("noise.png");
+    let img = image::RgbaImage::from_fn(72, 40, |x, y| {
+        let h = (x.wrapping_mul(73_856_093) ^ y.wrapping_mul(19_349_663)) % 251;
+        image::Rgba([h as u8, (x * 3) as u8, (y * 5) as u8, 255])
+    });
+    img.save(&png).unwrap();
+    let json = dir.path().join("transcode.json");
+    let o = mipstream(&[
+        "bench-transcode",
+        "--image",
+        png.to_str().unwrap(),
+        "--seconds",
+        "0.02",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(printed, v, "stdout and the file hold the same run");
+    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(72), Some(40)));
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 10);
+    for p in pairs {
+        let f = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k} in {p}"));
+        let (shipped, reference) = (f("shipped_mib_s"), f("reference_mib_s"));
+        assert!(shipped > 0.0 && reference > 0.0, "{p}");
+        assert!((f("ratio") - shipped / reference).abs() < 1e-9, "{p}");
+        let uastc = p["source"] == "UASTC";
+        let transcoder = p["shipped_transcoder"].as_str().unwrap();
+        // the README test command builds every feature, `basis-cpp` included
+        assert_eq!(transcoder.contains("C++"), uastc, "{p}");
+        assert_eq!(p["rust_mib_s"].is_number(), uastc, "{p}");
+        let filtered = !uastc && p["target"] == "bc7";
+        assert_eq!(p["same_output_mib_s"].is_number(), filtered, "{p}");
+        if !filtered {
+            assert_eq!(p["ratio_same_output"], p["ratio"], "{p}");
+        }
+        // one 72x40 level: 18x10 blocks, 16 or 8 bytes each, or 4 bytes a texel
+        let bytes = p["output_bytes"].as_u64().unwrap();
+        assert!([180 * 16, 180 * 8, 72 * 40 * 4].contains(&bytes), "{p}");
+    }
+    let msg = assert_clean_failure(
+        &mipstream(&["bench-transcode", "--image", "no-such.png"]),
+        "missing image",
+    );
+    assert!(msg.contains("--image"), "{msg}");
+    let msg = assert_clean_failure(
+        &mipstream(&["bench-transcode", "--seconds", "0"]),
+        "zero seconds",
+    );
+    assert!(msg.contains("--seconds"), "{msg}");
+}

@@ -1,9 +1,11 @@
 //! Basis transcodes against the Khronos conformance goldens, which the
 //! reference transcoder (libktx's Basis Universal) produced.
 //!
-//! mipstream transcodes with the pure-Rust `basisu` crate, which tracks Basis
-//! Universal v2.1; the goldens come from libktx's older copy of the transcoder.
-//! Every (input, target) pair must be bit-exact, or be listed in
+//! mipstream transcodes ETC1S with the pure-Rust `basisu` crate, which tracks
+//! Basis Universal v2.1, and UASTC with either `basisu` or (feature
+//! `basis-cpp`, the default) Basis Universal 1.16's C++ transcoder; the goldens
+//! come from libktx's copy of the transcoder. Every (input, target) pair must be
+//! bit-exact through every UASTC transcoder built in, or be listed in
 //! [`KNOWN_DIFFERENCES`] with the reason and a PSNR floor its decoded pixels
 //! must still meet.
 
@@ -11,7 +13,9 @@ mod common;
 
 use mipstream::container::Payload;
 use mipstream::decode::decode_level_image;
-use mipstream::transcode::{transcode_level, LevelImage, Output, TranscodeOptions};
+use mipstream::transcode::{
+    transcode_level, LevelImage, Output, TranscodeOptions, UastcTranscoder,
+};
 use mipstream::{TargetFormat, TextureFile};
 use std::path::Path;
 
@@ -75,17 +79,23 @@ fn open(path: &Path) -> TextureFile {
     TextureFile::open_path(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The UASTC transcoders this build has.
+fn uastc_transcoders() -> Vec<UastcTranscoder> {
+    let mut all = vec![UastcTranscoder::Rust];
+    if cfg!(feature = "basis-cpp") {
+        all.push(UastcTranscoder::Cpp);
+    }
+    all
+}
+
 /// Our transcode of every level of `input` to `target`, tight rows.
-fn ours(input: &TextureFile, target: TargetFormat) -> Vec<LevelImage> {
+fn ours(input: &TextureFile, target: TargetFormat, uastc: UastcTranscoder) -> Vec<LevelImage> {
     (0..input.info().levels.len() as u32)
         .map(|l| {
             let raw = input.read_level(l).unwrap();
-            transcode_level(
-                input,
-                &raw,
-                &TranscodeOptions::new(Output::Transcode(target), input.info().srgb),
-            )
-            .unwrap()
+            let mut opts = TranscodeOptions::new(Output::Transcode(target), input.info().srgb);
+            opts.uastc = uastc;
+            transcode_level(input, &raw, &opts).unwrap()
         })
         .collect()
 }
@@ -144,7 +154,12 @@ fn basis_transcodes_match_the_reference_goldens() {
     let mut exact = 0;
     let mut failures = Vec::new();
     let mut differing = Vec::new();
-    for (codec, dir) in [("UASTC", "transcode_uastc"), ("BLZE", "transcode_blze")] {
+    let mut runs = Vec::new();
+    for t in uastc_transcoders() {
+        runs.push(("UASTC", "transcode_uastc", t));
+    }
+    runs.push(("BLZE", "transcode_blze", UastcTranscoder::Rust));
+    for &(codec, dir, uastc) in &runs {
         for sub in SUBCASES {
             let input = open(&data.join(format!("input/ktx2/valid_{sub}_2D_{codec}.ktx2")));
             for (id, target) in TARGETS {
@@ -152,14 +167,14 @@ fn basis_transcodes_match_the_reference_goldens() {
                     "golden/transcode/{dir}/output_{sub}_2D_{codec}_to_{id}.ktx2"
                 ));
                 let golden = open(&golden_path);
-                let mine = ours(&input, target);
+                let mine = ours(&input, target, uastc);
                 match compare(id, sub, &mine, &golden) {
                     None => exact += 1,
                     Some(p) => {
                         let known = KNOWN_DIFFERENCES
                             .iter()
                             .find(|k| k.0 == codec && k.1 == id && sub.starts_with(k.2));
-                        let line = format!("{codec} {sub} -> {id}: PSNR {p:.2} dB");
+                        let line = format!("{codec} ({uastc:?}) {sub} -> {id}: PSNR {p:.2} dB");
                         match known {
                             Some(k) if p >= k.3 => {
                                 differing.push(format!("{line} (known: {})", k.4))
@@ -185,7 +200,7 @@ fn basis_transcodes_match_the_reference_goldens() {
     );
     assert_eq!(
         exact,
-        2 * SUBCASES.len() * TARGETS.len(),
+        runs.len() * SUBCASES.len() * TARGETS.len(),
         "every pair must be bit-exact"
     );
 }
@@ -198,22 +213,24 @@ fn supercompressed_bc7_goldens_match() {
     let data = common::shared_data().join("ktx2-conformance");
     for codec in ["BLZE", "UASTC"] {
         let input = open(&data.join(format!("input/transcode/large_{codec}.ktx2")));
-        let mine = ours(&input, TargetFormat::Bc7);
-        for scheme in ["ZSTD", "ZLIB"] {
-            let golden = open(&data.join(format!(
-                "golden/transcode/transcode_{}/output_{codec}_{scheme}.ktx2",
-                scheme.to_lowercase()
-            )));
-            assert_ne!(
-                golden.info().supercompression,
-                mipstream::container::Supercompression::None
-            );
-            assert_eq!(golden.info().levels.len(), mine.len());
-            assert_eq!(
-                compare("bc7", "R8G8B8A8", &mine, &golden),
-                None,
-                "{codec} {scheme}"
-            );
+        for uastc in uastc_transcoders() {
+            let mine = ours(&input, TargetFormat::Bc7, uastc);
+            for scheme in ["ZSTD", "ZLIB"] {
+                let golden = open(&data.join(format!(
+                    "golden/transcode/transcode_{}/output_{codec}_{scheme}.ktx2",
+                    scheme.to_lowercase()
+                )));
+                assert_ne!(
+                    golden.info().supercompression,
+                    mipstream::container::Supercompression::None
+                );
+                assert_eq!(golden.info().levels.len(), mine.len());
+                assert_eq!(
+                    compare("bc7", "R8G8B8A8", &mine, &golden),
+                    None,
+                    "{codec} {scheme} ({uastc:?})"
+                );
+            }
         }
     }
 }
@@ -259,4 +276,43 @@ fn zstd_and_zlib_variants_inflate_to_the_same_texels() {
         compared += 1;
     }
     assert!(compared >= 15, "only {compared} groups compared");
+}
+
+/// Rows padded to wgpu's copy alignment (the loader-staging layout) hold the
+/// tight transcode row by row, zeros between, through every UASTC transcoder
+/// and at every level down to 1x1 (the C++ transcoder writes straight into
+/// tight rows and through a tight image when they are padded).
+#[test]
+fn padded_rows_hold_the_tight_transcode_through_every_uastc_transcoder() {
+    let data = common::shared_data().join("ktx2-conformance/input");
+    let mut checked = 0;
+    for path in [
+        data.join("ktx2/valid_R8G8B8A8_SRGB_2D_UASTC.ktx2"),
+        data.join("ktx2/valid_R8G8_UNORM_2D_UASTC.ktx2"),
+        data.join("transcode/large_UASTC.ktx2"),
+    ] {
+        let input = open(&path);
+        for (_, target) in TARGETS {
+            for uastc in uastc_transcoders() {
+                let tight = ours(&input, target, uastc);
+                for (l, t) in tight.iter().enumerate() {
+                    let raw = input.read_level(l as u32).unwrap();
+                    let mut opts =
+                        TranscodeOptions::new(Output::Transcode(target), input.info().srgb)
+                            .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+                    opts.uastc = uastc;
+                    let padded = transcode_level(&input, &raw, &opts).unwrap();
+                    let (tp, pp) = (t.bytes_per_row as usize, padded.bytes_per_row as usize);
+                    assert_eq!(pp % 256, 0);
+                    for (row, chunk) in t.data.chunks(tp).enumerate() {
+                        let at = &padded.data[row * pp..(row + 1) * pp];
+                        assert_eq!(&at[..tp], chunk, "{path:?} {target:?} {uastc:?} level {l}");
+                        assert!(at[tp..].iter().all(|&b| b == 0));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 3 * TARGETS.len() * uastc_transcoders().len(), "{checked}");
 }

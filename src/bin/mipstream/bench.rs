@@ -513,3 +513,79 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Arguments of `mipstream bench-transcode`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchTranscodeArgs {
+    /// The image (PNG or JPEG) encoded to ETC1S and to UASTC for the run.
+    /// Default: Kodak's kodim23 from the shared test data.
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// Seconds each transcoder runs per source/target pair.
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// Print the results as JSON on stdout instead of a table; with a path,
+    /// write them there too.
+    #[arg(long, num_args = 0..=1)]
+    json: Option<Option<PathBuf>>,
+}
+
+pub(crate) fn run_transcode(args: BenchTranscodeArgs) -> Result<(), String> {
+    if !(args.seconds > 0.0 && args.seconds <= 600.0) {
+        return Err("--seconds must be more than 0 and at most 600".into());
+    }
+    let image = args.image.unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/ktx2-samples/basis-universal/kodim23.png")
+    });
+    if !image.is_file() {
+        return Err(format!(
+            "{}: no such image; pass one with --image (any PNG or JPEG)",
+            image.display()
+        ));
+    }
+    let total = bench::transcode::TARGETS.len() as u64 * 2;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("encoding, then timing [{bar:40}] {pos}/{len} pairs")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    bar.tick();
+    let r = bench::transcode::bench_transcode(&image, args.seconds, |done, _| {
+        bar.set_position(done as u64)
+    })?;
+    bar.finish_and_clear();
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r.to_json()).map_err(|e| e.to_string())?;
+        println!("{text}");
+        if let Some(path) = path {
+            std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
+    println!(
+        "{} ({}x{}), one level, one core, output MiB/s, median of alternating rounds ({} s per transcoder and pair)",
+        r.image, r.width, r.height, r.seconds
+    );
+    println!("source -> target | shipped (transcoder) | C++ 1.16 reference | ratio | basisu (Rust) | no chroma filter (ratio)");
+    for p in &r.pairs {
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        println!(
+            "{} -> {} | {:.1} ({}) | {:.1} | {:.2} | {} | {}",
+            p.source,
+            p.target.name(),
+            p.shipped_mib_s,
+            p.shipped_transcoder,
+            p.reference_mib_s,
+            p.ratio(),
+            opt(p.rust_mib_s),
+            p.same_output_mib_s.map_or("-".to_string(), |v| format!(
+                "{v:.1} ({:.2})",
+                p.ratio_same_output()
+            )),
+        );
+    }
+    Ok(())
+}

@@ -91,6 +91,10 @@ enum Command {
     /// staged by `update` and by the loader threads.
     #[cfg(feature = "bench")]
     BenchUploads(bench::BenchUploadsArgs),
+    /// Time transcoding per source/target pair on one core: what mipstream
+    /// ships against Basis Universal 1.16's C++ transcoder, and their ratio.
+    #[cfg(feature = "bench")]
+    BenchTranscode(bench::BenchTranscodeArgs),
     /// Abuse a streamer for many frames (random cameras, budgets, objects and
     /// injected faults), checking its invariants every frame; exits 0 only
     /// when nothing broke, went over budget, panicked or leaked.
@@ -123,6 +127,8 @@ fn main() -> ExitCode {
         Command::BenchUpdate(args) => bench::run_update(args),
         #[cfg(feature = "bench")]
         Command::BenchUploads(args) => bench::run_uploads(args),
+        #[cfg(feature = "bench")]
+        Command::BenchTranscode(args) => bench::run_transcode(args),
         #[cfg(feature = "bench")]
         Command::Soak(args) => soak::run(args),
     };

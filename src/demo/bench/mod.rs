@@ -51,6 +51,7 @@ pub mod planner;
 mod plots;
 mod report;
 mod strategy;
+pub mod transcode;
 pub mod update;
 pub mod uploads;
 
