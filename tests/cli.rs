@@ -733,7 +733,10 @@ fn bench_transcode_prints_both_transcoders_and_their_ratio() {
     let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(printed, v, "stdout and the file hold the same run");
-    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(72), Some(40)));
+    assert_eq!(
+        (v["width"].as_u64(), v["height"].as_u64()),
+        (Some(72), Some(40))
+    );
     let pairs = v["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 10);
     for p in pairs {

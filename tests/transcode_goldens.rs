@@ -314,5 +314,8 @@ fn padded_rows_hold_the_tight_transcode_through_every_uastc_transcoder() {
             }
         }
     }
-    assert!(checked >= 3 * TARGETS.len() * uastc_transcoders().len(), "{checked}");
+    assert!(
+        checked >= 3 * TARGETS.len() * uastc_transcoders().len(),
+        "{checked}"
+    );
 }
