@@ -2,12 +2,15 @@
 // the box size, with a fixed sun and ambient light. Mode 1 is the mip heatmap:
 // each box tinted by how far its texture's resident mip is from the one the
 // views want (green: as wanted, yellow: 1 coarser, red: 2 or more coarser,
-// blue: finer than needed).
+// blue: finer than needed). Mode 2 is for diagnostics: each pixel's texture
+// (red and green: its index + 1, written so the sRGB target stores exactly
+// those bytes; blue 0) and, in alpha, the lod the sampler picks from the
+// texture's level 0 view, as (lod + 8) / 32.
 
 struct Globals {
     view_proj: mat4x4<f32>,
     light: vec4<f32>,
-    // x: mode (0 normal, 1 heatmap)
+    // x: mode (0 normal, 1 heatmap, 2 texture index and lod)
     mode: vec4<u32>,
 }
 
@@ -21,7 +24,8 @@ struct VsIn {
     @location(2) uv: vec2<f32>,
     @location(3) center: vec3<f32>,
     @location(4) size: vec3<f32>,
-    // x: world units per texture repeat, y: resident mip - wanted mip, z: highlight
+    // x: world units per texture repeat, y: resident mip - wanted mip,
+    // z: highlight (mode 2: the texture's index + 1)
     @location(5) extra: vec3<f32>,
 }
 
@@ -66,9 +70,26 @@ fn heat(delta: f32) -> vec3<f32> {
     return vec3<f32>(1.0, 0.08, 0.05);
 }
 
+// The linear value an sRGB target stores as the byte `b`.
+fn srgb_byte(b: f32) -> f32 {
+    let c = b / 255.0;
+    if c <= 0.04045 {
+        return c / 12.92;
+    }
+    return pow((c + 0.055) / 1.055, 2.4);
+}
+
 @fragment
 fn fs(f: VsOut) -> @location(0) vec4<f32> {
     let c = textureSample(tex, samp, f.uv);
+    if g.mode.x == 2u {
+        let texels = f.uv * vec2<f32>(textureDimensions(tex, 0));
+        let rho = max(length(dpdx(texels)), length(dpdy(texels)));
+        let lod = log2(max(rho, 1e-6));
+        let id = u32(f.extra.z + 0.5);
+        let a = clamp((lod + 8.0) / 32.0, 0.0, 1.0);
+        return vec4<f32>(srgb_byte(f32(id & 255u)), srgb_byte(f32(id >> 8u)), 0.0, a);
+    }
     let sun = max(dot(normalize(f.normal), normalize(g.light.xyz)), 0.0);
     var rgb = c.rgb * (0.35 + 0.65 * sun);
     if g.mode.x == 1u {

@@ -295,6 +295,68 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
     assert_eq!(json["error_model"], "measured");
 }
 
+#[test]
+fn the_trace_puts_each_texture_s_share_of_the_error_where_the_picture_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let (w, h) = (160u32, 90u32);
+    let opts = BenchOptions {
+        frames: 24,
+        quality_every: 4,
+        size: glam::UVec2::new(w, h),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        strategies: vec![Strategy::Mipstream],
+        budget_fraction: 0.25,
+        lockstep: true,
+        trace: Some(trace.clone()),
+        ..Default::default()
+    };
+    bench::run(&opts, |_| {}).unwrap();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    let mut with_error = 0;
+    for line in &lines {
+        let rows = line["textures"].as_array().unwrap();
+        let (mut pixels, mut sse) = (0u64, 0.0f64);
+        for row in rows {
+            let row = row.as_array().unwrap();
+            assert_eq!(row.len(), 10, "{row:?}");
+            let shown = row[7].as_u64().unwrap();
+            let lods: u64 = row[9]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_u64().unwrap())
+                .sum();
+            assert_eq!(lods, shown, "every pixel of a texture has its lod: {row:?}");
+            pixels += shown;
+            sse += row[8].as_f64().unwrap();
+        }
+        // the boxes cover some of the picture, the sky the rest
+        assert!(pixels > 0 && pixels < (w * h) as u64, "{pixels}");
+        // the sky is the same in both pictures: the textures' shares add
+        // up to the frame's error
+        let psnr = line["psnr"].as_f64().unwrap();
+        let mse = sse / (w * h) as f64;
+        if psnr < 100.0 {
+            with_error += 1;
+            let frame_mse = 255.0f64.powi(2) / 10f64.powf(psnr / 10.0);
+            assert!(
+                (mse - frame_mse).abs() <= 1e-6 * frame_mse.max(1.0),
+                "frame {}: {mse} against {frame_mse}",
+                line["frame"]
+            );
+        } else {
+            assert_eq!(sse, 0.0);
+        }
+    }
+    assert!(with_error > 0, "a quarter of the working set binds");
+}
+
 /// `mipstream bench-update` in a tiny configuration: one run per cap and
 /// plan mode with its keys, the plan's share and the rest adding up to the
 /// whole, the planner thread's time only where it planned, the budget a

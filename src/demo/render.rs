@@ -19,6 +19,30 @@ pub enum ViewMode {
     Normal,
     /// Tinted by resident mip versus wanted mip.
     MipHeatmap,
+    /// Diagnostics (the benchmark's `--trace`): each pixel's texture and
+    /// the lod the sampler picks, see [`TexturePixel::decode`].
+    TextureIds,
+}
+
+/// One pixel of a [`ViewMode::TextureIds`] picture.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TexturePixel {
+    /// The texture's index in [`Streamer::texture_ids`].
+    pub index: usize,
+    /// The lod the sampler picks there from the texture's level 0 view
+    /// (to 1/8 of a level, clamped to -8..24).
+    pub lod: f32,
+}
+
+impl TexturePixel {
+    /// The pixel's texture and lod; `None` where no box was drawn.
+    pub fn decode(rgba: [u8; 4]) -> Option<Self> {
+        let id = rgba[0] as usize | (rgba[1] as usize) << 8;
+        (rgba[2] == 0 && id > 0).then(|| TexturePixel {
+            index: id - 1,
+            lod: rgba[3] as f32 / 255.0 * 32.0 - 8.0,
+        })
+    }
 }
 
 /// One box to draw.
@@ -344,22 +368,41 @@ impl SceneRenderer {
         let globals = Globals {
             view_proj: view.view_proj.to_cols_array_2d(),
             light: [0.4, 0.8, 0.3, 0.0],
-            mode: [(mode == ViewMode::MipHeatmap) as u32, 0, 0, 0],
+            mode: [
+                match mode {
+                    ViewMode::Normal => 0,
+                    ViewMode::MipHeatmap => 1,
+                    ViewMode::TextureIds => 2,
+                },
+                0,
+                0,
+                0,
+            ],
         };
         queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         // instances grouped by texture, one draw per texture
         let mut order: Vec<&DrawBox> = boxes.iter().collect();
         order.sort_by_key(|b| b.texture);
+        let index: HashMap<TextureId, usize> = if mode == ViewMode::TextureIds {
+            let ids = streamer.texture_ids();
+            ids.into_iter().enumerate().map(|(i, id)| (id, i)).collect()
+        } else {
+            HashMap::new()
+        };
         let instances: Vec<Instance> = order
             .iter()
             .map(|b| {
                 let delta = streamer
                     .texture_status(b.texture)
                     .map_or(0.0, |s| s.resident as f32 - s.wanted as f32);
+                let third = match index.get(&b.texture) {
+                    Some(&i) => (i + 1) as f32,
+                    None => b.highlight as u32 as f32,
+                };
                 Instance {
                     center: b.center.into(),
                     size: b.size.into(),
-                    extra: [b.tile.max(1e-3), delta, b.highlight as u32 as f32],
+                    extra: [b.tile.max(1e-3), delta, third],
                 }
             })
             .collect();

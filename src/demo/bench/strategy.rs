@@ -5,7 +5,7 @@
 use super::metrics::{flip_mean, mse_rgb, percentile, psnr_from_mse};
 use super::{BenchError, BenchOptions, FrameRecord, Strategy, StrategyResult};
 use crate::demo::gltf_scene::StreamedScene;
-use crate::demo::render::{DrawBox, SceneRenderer, ViewMode};
+use crate::demo::render::{DrawBox, SceneRenderer, TexturePixel, ViewMode};
 use crate::demo::render_mesh::{MeshRenderer, BACKGROUND};
 use crate::demo::source::PreparedScene;
 use crate::plan::Policy;
@@ -112,6 +112,79 @@ impl Registered {
             }
         }
     }
+
+    /// Draws each pixel's texture and lod ([`ViewMode::TextureIds`]) into
+    /// `target`; false for glTF scenes, whose renderer has no such mode.
+    fn render_texture_ids(
+        &mut self,
+        g: &gpu::HeadlessGpu,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &crate::View,
+        streamer: &Streamer,
+    ) -> bool {
+        let Registered::Boxes(boxes, r) = self else {
+            return false;
+        };
+        r.render(
+            &g.device,
+            &g.queue,
+            target,
+            size,
+            view,
+            boxes,
+            streamer,
+            ViewMode::TextureIds,
+        );
+        true
+    }
+}
+
+/// `full`'s picture of one compared frame, and with `--trace` on a box
+/// scene, each pixel's texture and lod ([`ViewMode::TextureIds`]).
+#[derive(Debug, Clone)]
+pub(super) struct Reference {
+    picture: RgbaImage,
+    /// The texture picture, and the labels of the textures its indices name.
+    textures: Option<(RgbaImage, Vec<String>)>,
+}
+
+/// Per texture label: the pixels showing it, their summed squared error
+/// (RGB, 0-255) against the reference, and how many of them the sampler
+/// reads at each lod (bins of half a level from -4; the last bin holds
+/// everything coarser).
+fn texture_errors(
+    reference: &Reference,
+    picture: &RgbaImage,
+) -> HashMap<String, (u64, f64, Vec<u32>)> {
+    const BINS: usize = 40;
+    let mut out: HashMap<String, (u64, f64, Vec<u32>)> = HashMap::new();
+    let Some((ids, labels)) = &reference.textures else {
+        return out;
+    };
+    for ((id, a), b) in ids
+        .pixels()
+        .zip(reference.picture.pixels())
+        .zip(picture.pixels())
+    {
+        let Some((p, label)) =
+            TexturePixel::decode(id.0).and_then(|p| Some((p, labels.get(p.index)?)))
+        else {
+            continue;
+        };
+        let e: f64 = (0..3)
+            .map(|c| (a[c] as f64 - b[c] as f64).powi(2))
+            .sum::<f64>()
+            / 3.0;
+        let bin = (((p.lod + 4.0) * 2.0).max(0.0) as usize).min(BINS - 1);
+        let entry = out
+            .entry(label.clone())
+            .or_insert_with(|| (0, 0.0, vec![0; BINS]));
+        entry.0 += 1;
+        entry.1 += e;
+        entry.2[bin] += 1;
+    }
+    out
 }
 
 /// What every strategy's run shares.
@@ -132,6 +205,9 @@ impl Ctx<'_> {
 }
 
 /// Appends one compared frame of `strategy` to the trace file (JSON lines).
+/// On box scenes each texture's row ends with what the picture shows of
+/// it: pixels, their summed squared error and their lods (see
+/// [`texture_errors`]).
 fn trace_frame(
     path: &std::path::Path,
     strategy: Strategy,
@@ -139,6 +215,7 @@ fn trace_frame(
     frame: usize,
     record: &FrameRecord,
     streamer: &Streamer,
+    shown: &HashMap<String, (u64, f64, Vec<u32>)>,
 ) -> Result<(), BenchError> {
     use std::io::Write;
     let r = streamer.report();
@@ -146,6 +223,7 @@ fn trace_frame(
         .textures
         .iter()
         .map(|t| {
+            let (pixels, sse, lods) = shown.get(&t.label).cloned().unwrap_or_default();
             serde_json::json!([
                 t.label,
                 t.wanted,
@@ -153,7 +231,10 @@ fn trace_frame(
                 t.resident,
                 t.tier == crate::Tier::Compact,
                 t.bytes,
-                t.coverage
+                t.coverage,
+                pixels,
+                sse,
+                lods
             ])
         })
         .collect();
@@ -374,7 +455,7 @@ pub(super) fn run_strategy(
     strategy: Strategy,
     budget: u64,
     frames: usize,
-    references: &mut HashMap<usize, RgbaImage>,
+    references: &mut HashMap<usize, Reference>,
     progress: &mut dyn FnMut(usize),
 ) -> Result<StrategyResult, BenchError> {
     let g = ctx.g;
@@ -430,7 +511,7 @@ impl Run<'_> {
     fn frame(
         &mut self,
         f: usize,
-        references: &mut HashMap<usize, RgbaImage>,
+        references: &mut HashMap<usize, Reference>,
     ) -> Result<(), BenchError> {
         let (ctx, g) = (self.ctx, self.ctx.g);
         let view = ctx
@@ -471,14 +552,47 @@ impl Run<'_> {
             );
             let img = self.target.read(g)?;
             if self.strategy == Strategy::Full {
-                references.insert(f, img.clone());
+                let textures = if ctx.opts.trace.is_some()
+                    && self.registered.render_texture_ids(
+                        g,
+                        &self.target.view,
+                        self.target.size,
+                        &view,
+                        &self.streamer,
+                    ) {
+                    let report = self.streamer.report();
+                    let label = |id| {
+                        let row = report.textures.iter().find(|t| t.id == id);
+                        row.map_or_else(String::new, |t| t.label.clone())
+                    };
+                    let labels = self.streamer.texture_ids().into_iter().map(label).collect();
+                    Some((self.target.read(g)?, labels))
+                } else {
+                    None
+                };
+                references.insert(
+                    f,
+                    Reference {
+                        picture: img.clone(),
+                        textures,
+                    },
+                );
             } else if let Some(reference) = references.get(&f) {
-                let mse = mse_rgb(reference, &img);
+                let mse = mse_rgb(&reference.picture, &img);
                 record.mse = Some(mse);
                 record.psnr_db = Some(psnr_from_mse(mse));
-                record.flip = Some(flip_mean(reference, &img));
+                record.flip = Some(flip_mean(&reference.picture, &img));
                 if let Some(path) = &ctx.opts.trace {
-                    trace_frame(path, self.strategy, self.budget, f, &record, &self.streamer)?;
+                    let shown = texture_errors(reference, &img);
+                    trace_frame(
+                        path,
+                        self.strategy,
+                        self.budget,
+                        f,
+                        &record,
+                        &self.streamer,
+                        &shown,
+                    )?;
                 }
             }
             if f == ctx.picture_frame {
