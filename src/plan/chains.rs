@@ -62,6 +62,18 @@ impl<'a> Curve<'a> {
     /// The full tier's error at the continuous lod `x`: level 0's below 0,
     /// interpolated between levels, the coarsest level's beyond it.
     fn at(&self, x: f64) -> f64 {
+        interpolate(self.full, x)
+    }
+
+    /// The error a pixel sampling lod `x` shows with every level resident:
+    /// trilinear filtering blends levels `i = floor(x)` and `i + 1` by
+    /// `f = x - i`, and holding only level `i + 1` loses `(1 - f)` of the
+    /// band between them in amplitude, so `(1 - f)^2` of its energy. What
+    /// the pixel misses of a coarser level `r` is `F(r)` minus this (the
+    /// bands between levels taken as uncorrelated), not `F(r) - F(x)`
+    /// with `F` interpolated linearly, which overstates what a level
+    /// finer than needed by a fraction of a level would add.
+    fn reference_at(&self, x: f64) -> f64 {
         let n = self.full.len();
         if x.is_nan() || x <= 0.0 {
             return self.full[0] as f64;
@@ -71,8 +83,36 @@ impl<'a> Curve<'a> {
         }
         let i = x as usize;
         let f = x - i as f64;
-        self.full[i] as f64 * (1.0 - f) + self.full[i + 1] as f64 * f
+        let (a, b) = (self.full[i] as f64, self.full[i + 1] as f64);
+        a + f * (2.0 - f) * (b - a)
     }
+
+    /// The compact tier's error at the continuous lod `x`: its measured
+    /// curve, but at least what the full tier shows its blur equivalent
+    /// coarser (squared error undersells block artifacts); without a
+    /// measured compact curve, the full tier's plus `loss`.
+    fn compact_at(&self, x: f64, loss: f64) -> f64 {
+        if self.compact.is_empty() {
+            return self.at(x) + loss;
+        }
+        interpolate(self.compact, x).max(self.at(x + self.blur))
+    }
+}
+
+/// `curve` (one value per level, not empty) at the continuous lod `x`:
+/// level 0's below 0, interpolated between levels, the coarsest level's
+/// beyond it.
+fn interpolate(curve: &[f32], x: f64) -> f64 {
+    let n = curve.len();
+    if x.is_nan() || x <= 0.0 {
+        return curve[0] as f64;
+    }
+    if x >= (n - 1) as f64 {
+        return curve[n - 1] as f64;
+    }
+    let i = x as usize;
+    let f = x - i as f64;
+    curve[i] as f64 * (1.0 - f) + curve[i + 1] as f64 * f
 }
 
 /// The visible-error model of one texture this frame (see the module docs):
@@ -115,7 +155,7 @@ impl<'a> ErrorModel<'a> {
             typical,
             finest,
             compact_loss: opts.compact_quality_loss as f64,
-            curve: curve.map(|c| (c, c.at(typical), c.at(finest))),
+            curve: curve.map(|c| (c, c.reference_at(typical), c.reference_at(finest))),
             scale,
         }
     }
@@ -156,17 +196,27 @@ impl<'a> ErrorModel<'a> {
             return tie;
         }
         if let Some((c, at_typical, at_finest)) = self.curve {
-            let l = (level as usize).min(c.full.len() - 1);
-            let e = match tier {
-                Tier::Full => c.full[l] as f64,
-                // at least what the full tier shows its blur equivalent
-                // coarser: squared error undersells block artifacts
-                Tier::Compact => match c.compact.get(l) {
-                    Some(&e) => (e as f64).max(c.at(level as f64 + c.blur)),
-                    None => c.full[l] as f64 + loss * self.scale,
-                },
+            let missing = match tier {
+                Tier::Full => {
+                    let e = c.full[(level as usize).min(c.full.len() - 1)] as f64;
+                    0.75 * (e - at_typical).max(0.0) + 0.25 * (e - at_finest).max(0.0)
+                }
+                // A pixel that needs lod `x` finer than the level held sees
+                // the compact level; one that needs a coarser lod sees its
+                // own levels compressed, so the compact tier costs it its
+                // artifacts too.
+                Tier::Compact => {
+                    let (l, loss) = (level as f64, loss * self.scale);
+                    let seen = |x: f64, reference: f64| {
+                        if x >= l {
+                            c.compact_at(x, loss) - c.at(x)
+                        } else {
+                            (c.compact_at(l, loss) - reference).max(0.0)
+                        }
+                    };
+                    0.75 * seen(self.typical, at_typical) + 0.25 * seen(self.finest, at_finest)
+                }
             };
-            let missing = 0.75 * (e - at_typical).max(0.0) + 0.25 * (e - at_finest).max(0.0);
             return self.weight * missing + tie;
         }
         let missing = 0.75 * (1.0 - typical.min(1.0)) + 0.25 * (1.0 - finest.min(1.0));
@@ -427,5 +477,74 @@ impl Planner {
                 prefetch: false,
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A measured texture: level errors 0, 100, 300, 700, 1500 (the
+    /// bands between levels 100, 200, 400, 800), its compact tier 20 above
+    /// the full tier at every level, no blur equivalent to speak of.
+    const FULL: [f32; 5] = [0.0, 100.0, 300.0, 700.0, 1500.0];
+    const COMPACT: [f32; 5] = [20.0, 120.0, 320.0, 720.0, 1520.0];
+
+    fn model(stored: &[f32], typical: f32, finest: f32) -> ErrorModel<'_> {
+        let need = Need {
+            finest,
+            typical,
+            coverage: 1.0,
+        };
+        let curve = Curve::new(stored, FULL.len());
+        ErrorModel::new(&PlannerOptions::default(), 1.0, need, curve, 1.0)
+    }
+
+    fn stored() -> Vec<f32> {
+        let mut v = FULL.to_vec();
+        v.extend(COMPACT);
+        v.push(0.01);
+        v
+    }
+
+    #[test]
+    fn a_level_coarser_by_a_fraction_loses_the_square_of_that_fraction() {
+        let s = stored();
+        // every pixel at lod 1.5: trilinear shows half of level 1 and half
+        // of level 2, so holding level 2 loses half the band's amplitude,
+        // a quarter of its energy (200 / 4), not half of it
+        let m = model(&s, 1.5, 1.5);
+        assert!(
+            (m.at(2, Tier::Full) - 50.0).abs() < 1e-6,
+            "{}",
+            m.at(2, Tier::Full)
+        );
+        // and a level further: the whole next band on top
+        assert!(
+            (m.at(3, Tier::Full) - 450.0).abs() < 1e-6,
+            "{}",
+            m.at(3, Tier::Full)
+        );
+        // what the pixels need or finer costs nothing
+        assert!(m.at(1, Tier::Full) < 1e-9);
+        // at a whole lod the curve's difference itself
+        let m = model(&s, 1.0, 1.0);
+        assert!((m.at(3, Tier::Full) - 600.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_compact_tier_costs_pixels_that_need_coarser_levels_its_artifacts() {
+        let s = stored();
+        // every pixel needs lod 3: the full tier from level 1 shows them
+        // their own levels, the compact tier shows them compressed
+        let m = model(&s, 3.0, 3.0);
+        assert!(m.at(1, Tier::Full) < 1e-9);
+        let compact = m.at(1, Tier::Compact);
+        assert!((compact - 20.0).abs() < 1e-6, "{compact}");
+        // pixels that need finer than the level held: the compact level's
+        // error against what they would show
+        let m = model(&s, 0.0, 0.0);
+        assert!((m.at(2, Tier::Compact) - 320.0).abs() < 1e-6);
+        assert!((m.at(2, Tier::Full) - 300.0).abs() < 1e-6);
     }
 }
