@@ -512,7 +512,8 @@ fn build(
         // a prefetch that does not fit waits; only what the views need
         // makes later plans leave room
         if !t.plan.prefetch {
-            step.headroom = headroom(ctx, &books, t.held_bytes() + upload + kept.0);
+            let need = books.accounted() + shape.bytes() + upload + kept.0;
+            step.headroom = headroom(ctx, &books, need);
         }
         ctx.books = books;
         return step;
@@ -569,7 +570,8 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
         // detail are not. Detail finer than the views want is spare: it
         // waits instead of making later plans leave room.
         if m.plan.target >= m.plan.wanted {
-            step.headroom = headroom(ctx, &ctx.books, kept + d.upload);
+            let need = ctx.books.accounted().saturating_sub(old) + kept + d.bytes + d.upload;
+            step.headroom = headroom(ctx, &ctx.books, need);
         }
         return Some(step);
     }
@@ -590,12 +592,18 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     ))
 }
 
-/// The headroom a blocked growth asks later plans for: only when nothing
-/// else explains the block (no upload staged this frame, nothing held above
-/// the plan); the plan keeps room for one growth, not for all of a frame's.
-fn headroom(ctx: &Context, books: &Books, bytes: u64) -> Option<u64> {
+/// The headroom a blocked growth that needs `need` bytes in all asks later
+/// plans for: what it lacks, only when nothing else explains the block (no
+/// upload staged this frame, nothing held above the plan); the plan keeps
+/// room for one growth, not for all of a frame's. The plan already kept
+/// room for the growth it chose, so only the shortfall is asked (the
+/// upload's row padding, say, or a second growth in the frame): asking for
+/// the whole growth again took a tier switch that missed by 2 KiB a
+/// third of a plan's budget for [`super::budget::STICKY_FRAMES`].
+fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
     let plan = ctx.plan_bytes + books.pool.bytes();
-    (books.staging == 0 && books.accounted() <= plan).then_some(bytes)
+    let short = need.saturating_sub(ctx.hard_budget);
+    (books.staging == 0 && books.accounted() <= plan && short > 0).then_some(short)
 }
 
 #[cfg(test)]
