@@ -230,6 +230,38 @@ fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: T
     ErrorModel::new(opts, t.boost, need, None, 1.0).at(level, tier)
 }
 
+impl Entry {
+    /// Bytes growing this texture from what it holds (`r`; its tail when
+    /// `None`) into `level` in `tier` needs beside the plan for a moment:
+    /// growing holds the old texture beside the new one while the new
+    /// levels are staged, so the new state's bytes, plus the whole old
+    /// texture when the tier changes (and, `restaged`, without GPU copies
+    /// the kept levels staged again); nothing for a state no finer than it
+    /// holds.
+    pub(super) fn growth_bytes(
+        &self,
+        pool: &[u64],
+        restaged: bool,
+        r: Option<ResidentState>,
+        level: u32,
+        tier: Tier,
+    ) -> u64 {
+        let held = r.map_or((self.tail_level, Tier::Full), |r| (r.level, r.tier));
+        if level >= self.tail_level || (tier == held.1 && level >= held.0) {
+            0
+        } else if tier == held.1 || held.0 >= self.tail_level {
+            let kept = if restaged {
+                self.bytes(pool, held.0, held.1)
+            } else {
+                0
+            };
+            self.bytes(pool, level, tier) + kept
+        } else {
+            self.bytes(pool, level, tier) + self.bytes(pool, held.0, held.1)
+        }
+    }
+}
+
 impl Planner {
     /// The wanted level of texture `t` with hysteresis against the last one.
     pub(super) fn wanted_level(&self, t: &Entry, lod: f32, previous: u32) -> u32 {
@@ -333,25 +365,8 @@ impl Planner {
             let model = ErrorModel::new(&self.options, t.boost, need, curve, self.detail_scale);
             let pool = &self.pool;
             let r = resident.get(slot).copied();
-            // growing into a state holds the old texture beside the new one
-            // while the new levels are staged: the new state's bytes, plus
-            // the whole old texture when the tier changes
-            let held = r.map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
-            // (without GPU copies the kept levels are staged again too)
-            let restaged = if self.restaged_growth {
-                t.bytes(pool, held.0, held.1)
-            } else {
-                0
-            };
-            let grow = |level: u32, tier: Tier| {
-                if level >= t.tail_level || (tier == held.1 && level >= held.0) {
-                    0
-                } else if tier == held.1 || held.0 >= t.tail_level {
-                    t.bytes(pool, level, tier) + restaged
-                } else {
-                    t.bytes(pool, level, tier) + t.bytes(pool, held.0, held.1)
-                }
-            };
+            let restaged = self.restaged_growth;
+            let grow = |level: u32, tier: Tier| t.growth_bytes(pool, restaged, r, level, tier);
             let push =
                 |chains: &mut Vec<Candidate>, states: &mut Vec<State>, level, tier, ratios| {
                     chains.push(Candidate {
