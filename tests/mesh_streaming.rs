@@ -44,6 +44,7 @@ fn grid_lods() -> Vec<u8> {
             vertices,
             indices,
             error,
+            image_error: None,
         }
     };
     let lods: Vec<LodData> = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)]

@@ -82,6 +82,12 @@ fn flight_helmet_cooks_into_lod_chains_that_halve_with_growing_error() {
         let file = MeshFile::open_path(out.join(&m.file)).unwrap();
         let info = file.info();
         assert_eq!(info.lods.len(), m.triangles.len());
+        // each LOD's image error measured, none for LOD 0, more for the
+        // coarsest than for the first simplified one
+        let image: Vec<f32> = info.lods.iter().map(|l| l.image_error.unwrap()).collect();
+        assert_eq!(image[0], 0.0, "{}", m.name);
+        assert!(image.iter().all(|e| e.is_finite() && *e >= 0.0));
+        assert!(image[image.len() - 1] > image[1], "{}: {image:?}", m.name);
         for (l, lod) in info.lods.iter().enumerate() {
             assert_eq!(lod.triangles(), m.triangles[l]);
             assert_eq!(lod.error, m.errors[l]);
@@ -298,6 +304,11 @@ fn ktx2_images_through_khr_texture_basisu_keep_their_levels_and_gain_a_measured_
 
 /// A valid two-LOD file for the adversarial cases to break.
 fn two_lods() -> Vec<u8> {
+    write_mesh(&two_lod_data(), 1 | 2)
+}
+
+/// The LODs of [`two_lods`].
+fn two_lod_data() -> Vec<LodData> {
     let quad = |z: f32| {
         (0..4)
             .map(|i| Vertex {
@@ -307,21 +318,37 @@ fn two_lods() -> Vec<u8> {
             })
             .collect::<Vec<_>>()
     };
-    write_mesh(
-        &[
-            LodData {
-                vertices: quad(0.0),
-                indices: vec![0, 1, 2, 2, 1, 3],
-                error: 0.0,
-            },
-            LodData {
-                vertices: quad(0.0)[..3].to_vec(),
-                indices: vec![0, 1, 2],
-                error: 0.5,
-            },
-        ],
-        1 | 2,
-    )
+    vec![
+        LodData {
+            vertices: quad(0.0),
+            indices: vec![0, 1, 2, 2, 1, 3],
+            error: 0.0,
+            image_error: None,
+        },
+        LodData {
+            vertices: quad(0.0)[..3].to_vec(),
+            indices: vec![0, 1, 2],
+            error: 0.5,
+            image_error: None,
+        },
+    ]
+}
+
+#[test]
+fn measured_image_errors_round_trip_and_files_without_them_read_as_unmeasured() {
+    let plain = open(two_lods()).unwrap();
+    assert!(plain.info().lods.iter().all(|l| l.image_error.is_none()));
+    let mut lods = two_lod_data();
+    for (l, e) in lods.iter_mut().zip([0.0, 12.5]) {
+        l.image_error = Some(e);
+    }
+    let measured = open(write_mesh(&lods, 1 | 2)).unwrap();
+    let image: Vec<Option<f32>> = measured.info().lods.iter().map(|l| l.image_error).collect();
+    assert_eq!(image, [Some(0.0), Some(12.5)]);
+    // one LOD without a measure: the file says none was measured
+    lods[1].image_error = None;
+    let partial = open(write_mesh(&lods, 1 | 2)).unwrap();
+    assert!(partial.info().lods.iter().all(|l| l.image_error.is_none()));
 }
 
 fn open(bytes: Vec<u8>) -> Result<MeshFile, MeshError> {
@@ -399,6 +426,31 @@ fn adversarial_mesh_files_get_clear_errors() {
             "finer after coarser",
             with(entry(0, 24), &1.0f32.to_le_bytes()),
             "must coarsen",
+        ),
+        ("unknown flag", with(48, &2u32.to_le_bytes()), "flags 0x2"),
+        (
+            "NaN image error",
+            with(48, &1u32.to_le_bytes())
+                .into_iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if (entry(1, 28)..entry(1, 32)).contains(&i) {
+                        f32::NAN.to_le_bytes()[i - entry(1, 28)]
+                    } else {
+                        b
+                    }
+                })
+                .collect(),
+            "image error NaN",
+        ),
+        (
+            "LOD 0 with an image error",
+            {
+                let mut b = with(48, &1u32.to_le_bytes());
+                b[entry(0, 28)..entry(0, 32)].copy_from_slice(&3.0f32.to_le_bytes());
+                b
+            },
+            "image error 3",
         ),
     ];
     for (what, bytes, expect) in cases {

@@ -21,8 +21,9 @@ use std::path::Path;
 
 /// Version of what cooking writes; caches of cooked files (the built-in
 /// scene's, glTF scenes') carry it in their folder names so a cooker that
-/// writes more (version 2: the measured loss per level) cooks them again.
-pub const COOK_VERSION: u32 = 2;
+/// writes more (version 2: the measured loss per level; 3: mesh LODs'
+/// measured image errors) cooks them again.
+pub const COOK_VERSION: u32 = 3;
 
 /// The Basis Universal codec to encode with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -12,8 +12,9 @@
 //! | 16..20 | attribute mask (1 position, 2 normal, 4 uv0, 8 tangent: which were in the source; missing ones are generated or zero) |
 //! | 20..24 | LOD count (1 to [`MAX_LODS`]) |
 //! | 24..48 | bounds: min xyz, max xyz (f32) |
-//! | 48..64 | reserved (zero) |
-//! | 64.. | one 32-byte entry per LOD, finest first: vertex offset (u64), index offset (u64), vertex count (u32), index count (u32), geometric error in mesh units (f32), reserved (u32) |
+//! | 48..52 | flags: 1 = the LOD entries carry measured image errors |
+//! | 52..64 | reserved (zero) |
+//! | 64.. | one 32-byte entry per LOD, finest first: vertex offset (u64), index offset (u64), vertex count (u32), index count (u32), geometric error in mesh units (f32), image error (f32, squared error per covered pixel, see `mesh::image_error`; zero without flag 1) |
 //!
 //! then the data: per LOD `vertex count x 48` bytes of vertices and `index
 //! count x 4` bytes of u32 indices, each range 4-byte aligned.
@@ -21,7 +22,8 @@
 //! [`MeshFile::open`] validates the header and the table against the file
 //! size before anything else is read: counts, ranges inside the file and not
 //! overlapping each other or the table, alignment, whole triangles, errors
-//! finite and not decreasing, triangle counts not increasing.
+//! finite and not decreasing, triangle counts not increasing, image errors
+//! finite and not negative (LOD 0's zero).
 //! [`MeshFile::read_lod`] reads one level's two ranges (never more than the
 //! validated sizes) and checks every index against the level's vertex count.
 
@@ -39,6 +41,8 @@ pub const MAX_LODS: u32 = 16;
 pub const HEADER_BYTES: u64 = 64;
 /// Bytes of one LOD table entry.
 pub const LOD_ENTRY_BYTES: u64 = 32;
+/// Header flag: the LOD entries carry measured image errors.
+pub const FLAG_IMAGE_ERROR: u32 = 1;
 
 /// Attribute mask bit: positions (always present).
 pub const ATTR_POSITION: u32 = 1;
@@ -79,6 +83,10 @@ pub struct LodInfo {
     pub index_count: u32,
     /// Geometric error against the full mesh, mesh units (0 for LOD 0).
     pub error: f32,
+    /// Measured image error against the full mesh: squared error per
+    /// covered pixel, sRGB 0-255 (see `mesh::image_error`, feature `gltf`);
+    /// `None` when the file was written without it.
+    pub image_error: Option<f32>,
 }
 
 impl LodInfo {
@@ -213,6 +221,11 @@ impl MeshFile {
                 "{lod_count} LODs; a file holds 1 to {MAX_LODS}"
             )));
         }
+        let flags = u32_at(&h, 48);
+        if flags & !FLAG_IMAGE_ERROR != 0 {
+            return Err(invalid(format!("flags {flags:#x}")));
+        }
+        let measured = flags & FLAG_IMAGE_ERROR != 0;
         let v = |i: usize| f32_at(&h, 24 + 4 * i);
         let (min, max) = (Vec3::new(v(0), v(1), v(2)), Vec3::new(v(3), v(4), v(5)));
         if !min.is_finite() || !max.is_finite() || min.cmpgt(max).any() {
@@ -235,6 +248,7 @@ impl MeshFile {
                 vertex_count: u32_at(e, 16),
                 index_count: u32_at(e, 20),
                 error: f32_at(e, 24),
+                image_error: measured.then(|| f32_at(e, 28)),
             };
             let bad = |reason: String| MeshError::BadLod {
                 name: name.clone(),
@@ -249,6 +263,11 @@ impl MeshFile {
             }
             if !lod.error.is_finite() || lod.error < 0.0 {
                 return Err(bad(format!("geometric error {}", lod.error)));
+            }
+            if let Some(m) = lod.image_error {
+                if !m.is_finite() || m < 0.0 || (i == 0 && m != 0.0) {
+                    return Err(bad(format!("image error {m}")));
+                }
             }
             if let Some(prev) = lods.last() {
                 if lod.error < prev.error || lod.index_count > prev.index_count {
@@ -364,6 +383,9 @@ pub struct LodData {
     pub indices: Vec<u32>,
     /// Its geometric error against the full mesh, mesh units.
     pub error: f32,
+    /// Its measured image error against the full mesh (see
+    /// [`LodInfo::image_error`]); written only when every LOD has one.
+    pub image_error: Option<f32>,
 }
 
 /// Writes a mesh file of `lods` (finest first) with the attribute mask.
@@ -386,6 +408,9 @@ pub fn write_mesh(lods: &[LodData], attributes: u32) -> Vec<u8> {
     for c in min.to_array().into_iter().chain(max.to_array()) {
         out.extend_from_slice(&c.to_le_bytes());
     }
+    let measured = !lods.is_empty() && lods.iter().all(|l| l.image_error.is_some());
+    let flags = if measured { FLAG_IMAGE_ERROR } else { 0 };
+    out.extend_from_slice(&flags.to_le_bytes());
     out.resize(HEADER_BYTES as usize, 0);
     let mut at = HEADER_BYTES + LOD_ENTRY_BYTES * lods.len() as u64;
     for l in lods {
@@ -395,7 +420,12 @@ pub fn write_mesh(lods: &[LodData], attributes: u32) -> Vec<u8> {
         out.extend_from_slice(&(l.vertices.len() as u32).to_le_bytes());
         out.extend_from_slice(&(l.indices.len() as u32).to_le_bytes());
         out.extend_from_slice(&l.error.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
+        let image = if measured {
+            l.image_error.unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        out.extend_from_slice(&image.to_le_bytes());
         at += vbytes + l.indices.len() as u64 * 4;
     }
     for l in lods {

@@ -54,6 +54,7 @@ pub fn build_lod_chain(vertices: &[Vertex], indices: &[u32], opts: &LodOptions) 
         vertices: v0,
         indices: i0,
         error: 0.0,
+        image_error: None,
     }];
     let bytes: &[u8] = bytemuck::cast_slice(vertices);
     let Ok(adapter) = VertexDataAdapter::new(bytes, VERTEX_STRIDE as usize, 0) else {
@@ -122,6 +123,7 @@ pub fn build_lod_chain(vertices: &[Vertex], indices: &[u32], opts: &LodOptions) 
             vertices: v,
             indices: i,
             error,
+            image_error: None,
         });
     }
     lods

@@ -14,8 +14,12 @@
 //! of 4 in distance) further away, with [`OFFSCREEN_COVERAGE`] of their
 //! coverage, as textures do, so a turning camera finds geometry still there.
 //!
-//! Visible error, in the textures' unit (pixels that look wrong, times
-//! boost): a LOD whose error projects to `x` pixels moves the mesh's outline
+//! Visible error, in the textures' unit. A mesh cooked with measured image
+//! errors (`mesh::image_error`: each LOD's squared error per covered pixel
+//! against the full mesh) shows `coverage * boost * m(lod)` of squared error,
+//! the unit of a texture's measured loss (under the geometric model, in
+//! pixels missing their detail: over [`super::DEFAULT_DETAIL_MSE`]). Without
+//! measured errors (pixels that look wrong, times boost): a LOD whose error projects to `x` pixels moves the mesh's outline
 //! by about that much, and the surface under its texture and its normals
 //! with it: `(4 * 2 * sqrt(pi * coverage) + 8 * coverage) * x` (the
 //! perimeter of a disc of that area, weighted 4 for full-contrast edges,
@@ -31,7 +35,7 @@
 
 use super::density::{OFFSCREEN_COVERAGE, OFFSCREEN_LOD_BIAS};
 use super::fit::{Candidate, Stickiness};
-use super::{Limit, Planner, View};
+use super::{Limit, LossModel, Planner, View, DEFAULT_DETAIL_MSE};
 use glam::Vec3;
 
 /// A mesh's LOD chain as the planner sees it.
@@ -41,6 +45,11 @@ pub struct PlanMesh {
     pub lod_bytes: Vec<u64>,
     /// Geometric error of each LOD in mesh units, finest first (LOD 0: 0).
     pub lod_errors: Vec<f32>,
+    /// Measured image error of each LOD, finest first: squared error per
+    /// covered pixel, the unit of a texture's measured loss (see
+    /// `mesh::image_error`, the file's `LodInfo::image_error`). Empty when
+    /// not measured: the LODs are then judged by their geometric error.
+    pub image_errors: Vec<f32>,
     /// Importance multiplier (1 = normal).
     pub boost: f32,
 }
@@ -65,6 +74,22 @@ impl PlanMesh {
 
     fn error_of(&self, lod: u32) -> f32 {
         self.lod_errors.get(lod as usize).copied().unwrap_or(0.0)
+    }
+
+    /// The measured image errors made usable, or empty: one finite,
+    /// non-negative value per LOD, non-decreasing along the chain (a
+    /// coarser LOD is never taken to look better than a finer one).
+    fn usable_image_errors(&self) -> Vec<f32> {
+        let e = &self.image_errors;
+        if e.len() != self.lod_bytes.len() || e.iter().any(|m| !m.is_finite() || *m < 0.0) {
+            return Vec::new();
+        }
+        e.iter()
+            .scan(0.0f32, |top, &m| {
+                *top = top.max(m);
+                Some(*top)
+            })
+            .collect()
     }
 }
 
@@ -152,6 +177,32 @@ fn wrong_pixels(coverage: f64, px: f32) -> f64 {
     let coverage = coverage.max(0.0);
     let outline = 2.0 * (std::f64::consts::PI * coverage).sqrt();
     (OUTLINE_WEIGHT * outline + SURFACE_WEIGHT * coverage) * px.max(0.0) as f64
+}
+
+/// One mesh's visible-error model this frame (see the module docs).
+struct MeshError<'a> {
+    mesh: &'a PlanMesh,
+    need: MeshNeed,
+    /// The measured image errors, when usable.
+    measured: Vec<f32>,
+    /// Squared error per pixel in the textures' unit (measured curves).
+    per_mse: f64,
+    /// A wrong pixel in the textures' unit (geometric error).
+    per_pixel: f64,
+}
+
+impl MeshError<'_> {
+    fn at(&self, lod: u32) -> f64 {
+        let boost = self.mesh.boost.max(0.0) as f64;
+        let coverage = self.need.coverage.max(0.0) as f64;
+        match self.measured.get(lod as usize) {
+            Some(&m) => boost * coverage * m as f64 * self.per_mse,
+            None => {
+                let px = self.mesh.error_of(lod) * self.need.k;
+                boost * self.per_pixel * wrong_pixels(coverage, px)
+            }
+        }
+    }
 }
 
 impl Planner {
@@ -315,11 +366,7 @@ impl Planner {
             let wanted = self.mesh_wanted_lod(&mesh, need.k, self.mesh_wanted[slot]);
             self.mesh_wanted[slot] = wanted;
             let coarsest = mesh.coarsest();
-            let (coverage, boost) = (need.coverage as f64, mesh.boost.max(0.0) as f64);
-            // in the textures' unit: under measured loss, a texture missing
-            // all its detail weighs the measured textures' mean tail error
-            // per pixel, not 1 (`detail_scale`; 1 under the geometric model)
-            let scale = boost * self.detail_scale;
+            let model = self.mesh_error(&mesh, need);
             let r = resident.get(slot).copied();
             // as for textures: recent detail is kept while the views want it
             let locked = r.is_some_and(|r| {
@@ -347,7 +394,7 @@ impl Planner {
                 };
                 self.chains.push(Candidate {
                     bytes: mesh.bytes(lod),
-                    error: scale * wrong_pixels(coverage, mesh.error_of(lod) * need.k),
+                    error: model.at(lod),
                     grow,
                 });
             }
@@ -386,10 +433,7 @@ impl Planner {
             let priority = if lod == now {
                 0.0
             } else {
-                let boost = mesh.boost.max(0.0) as f64;
-                let e_now = boost
-                    * self.detail_scale
-                    * wrong_pixels(need.coverage as f64, mesh.error_of(now) * need.k);
+                let e_now = self.mesh_error(mesh, need).at(now);
                 let e_to = self.chains[base + chosen_index].error;
                 let bytes = mesh.bytes(lod).saturating_sub(mesh.bytes(now)).max(1);
                 ((e_now - e_to).max(0.0) / bytes as f64) as f32
@@ -403,6 +447,26 @@ impl Planner {
                 limit: (lod > wanted).then_some(Limit::Budget),
                 priority,
             };
+        }
+    }
+
+    /// The error model of `mesh` this frame, in the textures' unit: under
+    /// measured loss squared error per pixel; under the geometric model
+    /// pixels missing their detail, a measured mesh's squared error over
+    /// [`super::DEFAULT_DETAIL_MSE`]. A geometric wrong pixel weighs what a
+    /// texture missing all its detail does (`detail_scale`).
+    fn mesh_error<'a>(&self, mesh: &'a PlanMesh, need: MeshNeed) -> MeshError<'a> {
+        let per_mse = if self.options.error_model == LossModel::Measured {
+            1.0
+        } else {
+            1.0 / DEFAULT_DETAIL_MSE
+        };
+        MeshError {
+            mesh,
+            need,
+            measured: mesh.usable_image_errors(),
+            per_mse,
+            per_pixel: self.detail_scale,
         }
     }
 
@@ -422,6 +486,7 @@ mod tests {
     /// A mesh of 6 LODs halving from 64 KiB, errors doubling from 0.001.
     fn mesh() -> PlanMesh {
         PlanMesh {
+            image_errors: Vec::new(),
             lod_bytes: (0..6).map(|l| 65536u64 >> l).collect(),
             lod_errors: (0..6)
                 .map(|l| if l == 0 { 0.0 } else { 0.001 * (1 << l) as f32 })
@@ -615,6 +680,59 @@ mod tests {
             (ratio - tail_error as f64).abs() < 1e-3 * tail_error as f64,
             "{measured} / {geometric} = {ratio}"
         );
+    }
+
+    #[test]
+    fn a_mesh_with_measured_image_errors_is_judged_by_them_in_both_models() {
+        // the mesh close by held at its coarsest LOD, nothing else in view:
+        // the plan's error is the mesh's, coverage times the measured error
+        // per covered pixel (over the default detail error under the
+        // geometric model), whatever its geometric error
+        let m = PlanMesh {
+            image_errors: vec![0.0, 3.0, 7.0, 20.0, 50.0, 90.0],
+            ..mesh()
+        };
+        let run = |model: crate::plan::LossModel, m: &PlanMesh| {
+            let mut p = Planner::new(crate::plan::PlannerOptions {
+                spare_floor: false,
+                error_model: model,
+                ..Default::default()
+            });
+            p.set_mesh(0, m.clone());
+            p.set_object_meshes(0, Vec3::new(0.0, 0.0, -2.0), Vec3::splat(0.5), &[(0, 1.0)]);
+            let base = m.bytes(m.coarsest());
+            let plan = p.plan_with_meshes(&[camera(0.0)], base, &[], &[], 0);
+            assert_eq!(plan.meshes[0].target, m.coarsest());
+            (plan.fit_error, plan.meshes[0].coverage as f64)
+        };
+        let (measured, coverage) = run(crate::plan::LossModel::Measured, &m);
+        assert!(coverage > 0.0);
+        assert!(
+            (measured - coverage * 90.0).abs() < 1e-6 * measured,
+            "{measured}"
+        );
+        let (geometric, _) = run(crate::plan::LossModel::Geometric, &m);
+        let expect = coverage * 90.0 / crate::plan::DEFAULT_DETAIL_MSE;
+        assert!((geometric - expect).abs() < 1e-6 * expect, "{geometric}");
+        // unusable errors (one per LOD, finite, not negative) are ignored:
+        // the geometric error judges the mesh as before
+        for bad in [vec![0.0, 1.0], vec![0.0, 3.0, f32::NAN, 20.0, 50.0, 90.0]] {
+            let b = PlanMesh {
+                image_errors: bad,
+                ..mesh()
+            };
+            assert_eq!(
+                run(crate::plan::LossModel::Measured, &b).0,
+                run(crate::plan::LossModel::Measured, &mesh()).0
+            );
+        }
+        // a curve that dips is taken as its running maximum
+        let dipping = PlanMesh {
+            image_errors: vec![0.0, 3.0, 7.0, 2.0, 50.0, 1.0],
+            ..mesh()
+        };
+        let (e, _) = run(crate::plan::LossModel::Measured, &dipping);
+        assert!((e - coverage * 50.0).abs() < 1e-6 * e, "{e}");
     }
 
     #[test]

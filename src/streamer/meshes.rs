@@ -165,6 +165,12 @@ impl Streamer {
         let plan = PlanMesh {
             lod_bytes: info.lods.iter().map(gpu_bytes).collect(),
             lod_errors: info.lods.iter().map(|l| l.error).collect(),
+            image_errors: info
+                .lods
+                .iter()
+                .map(|l| l.image_error)
+                .collect::<Option<_>>()
+                .unwrap_or_default(),
             boost: desc.priority,
         };
         let serial = base.serial;

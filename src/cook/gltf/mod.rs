@@ -21,6 +21,7 @@ mod scene;
 
 use super::{cook_image, parallel, Codec, CookError, CookOptions};
 use crate::mesh::container::write_mesh;
+use crate::mesh::image_error::image_errors;
 use crate::mesh::lod::{build_lod_chain, LodOptions};
 use crate::mesh::scene_file::{SceneFile, SceneMesh};
 use crate::mesh::LodData;
@@ -358,7 +359,8 @@ impl<'a> Textures<'a> {
     }
 }
 
-/// Every primitive's LOD chain, built on every core.
+/// Every primitive's LOD chain with each LOD's measured image error
+/// (`mesh::image_error`), built on every core.
 fn lod_chains(
     primitives: &[(usize, usize, PrimitiveGeometry)],
     opts: &GltfCookOptions,
@@ -375,7 +377,14 @@ fn lod_chains(
     let built: Result<(), std::convert::Infallible> = parallel::for_each(
         primitives,
         opts.threads,
-        |_, (_, _, p)| build_lod_chain(&p.vertices, &p.indices, &opts.lods),
+        |_, (_, _, p)| {
+            let mut lods = build_lod_chain(&p.vertices, &p.indices, &opts.lods);
+            let errors = image_errors(&lods);
+            for (l, e) in lods.iter_mut().zip(errors) {
+                l.image_error = Some(e);
+            }
+            lods
+        },
         |k, lods| {
             chains[k] = lods;
             done += 1;

@@ -32,6 +32,7 @@ pub fn grid_mesh(lods: &[(u32, f32)], freq: f32) -> Vec<u8> {
             vertices,
             indices,
             error,
+            image_error: None,
         }
     };
     let lods: Vec<LodData> = lods.iter().map(|&(n, e)| lod(n, e)).collect();
