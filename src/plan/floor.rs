@@ -31,20 +31,8 @@ impl Planner {
     /// for (see [`PlannerOptions::spare_floor`]). The floor moves finer only
     /// when it fits with 10% to spare, so it does not flicker as the views'
     /// needs change a little.
-    ///
-    /// A prefetch level is a growth like any other: it needs its bytes and,
-    /// while it is built, the room growing into it takes beside the plan
-    /// ([`super::Entry::growth_bytes`]). The plan keeps `room` for its own largest
-    /// growth; a texture is raised only as far as the budget holds the
-    /// plan's bytes and the largest room any growth then needs (a level
-    /// that can never be built beside what is held would stand as the plan
-    /// while the level the fit chose is never built: on a lamp whose base
-    /// colour the fit wanted at level 1, the floor asked for level 0, which
-    /// did not fit beside it, and the tail was shown for 150 frames).
-    pub(super) fn raise_floor(&mut self, budget: u64, room: u64, resident: &[ResidentState]) {
-        let mut room = room;
-        let restaged = self.restaged_growth;
-        let spare = budget.saturating_sub(self.plan.bytes + room);
+    pub(super) fn raise_floor(&mut self, budget: u64, resident: &[ResidentState]) {
+        let spare = budget.saturating_sub(self.plan.bytes);
         let coarsest = self
             .textures
             .iter()
@@ -64,28 +52,11 @@ impl Planner {
         self.floor = floor;
         let floor = floor.unwrap_or(coarsest);
         let mut extra = 0;
-        for (slot, (t, p)) in self
-            .textures
-            .iter()
-            .zip(self.plan.textures.iter_mut())
-            .enumerate()
-        {
+        for (t, p) in self.textures.iter().zip(self.plan.textures.iter_mut()) {
             let Some(t) = t.as_ref() else { continue };
-            let r = resident.get(slot).copied();
-            let now = t.bytes(&self.pool, p.target, p.tier);
-            // the finest level from the floor up whose bytes and growth fit
-            let fits = |level: u32| {
-                let grow = t.growth_bytes(&self.pool, restaged, r, level, p.tier);
-                self.plan.bytes + extra + t.bytes(&self.pool, level, p.tier) - now + room.max(grow)
-                    <= budget
-            };
-            let mut level = p.target.min(floor.max(t.finest_allowed));
-            while level < p.target && !fits(level) {
-                level += 1;
-            }
+            let level = p.target.min(floor.max(t.finest_allowed));
             if level < p.target {
-                room = room.max(t.growth_bytes(&self.pool, restaged, r, level, p.tier));
-                extra += t.bytes(&self.pool, level, p.tier) - now;
+                extra += t.bytes(&self.pool, level, p.tier) - t.bytes(&self.pool, p.target, p.tier);
                 p.target = level;
                 p.prefetch = true;
                 // after everything a view needs (a texture still growing
@@ -99,7 +70,7 @@ impl Planner {
         // What is left buys one more level for the textures nearest to
         // needing it (smallest lod), those already holding it first, so the
         // choice is stable from frame to frame.
-        let mut left = budget.saturating_sub(self.plan.bytes + room);
+        let mut left = budget.saturating_sub(self.plan.bytes);
         if left == 0 {
             return;
         }
@@ -153,18 +124,10 @@ impl Planner {
         }
         for (_, slot, cost) in steps {
             let slot = slot as usize;
-            let (Some(t), p) = (self.textures[slot].as_ref(), &self.plan.textures[slot]) else {
-                continue;
-            };
-            let r = resident.get(slot).copied();
-            let grow = t.growth_bytes(&self.pool, restaged, r, p.target - 1, p.tier);
-            // its bytes, and the room its growth takes beyond the room kept
-            let more_room = grow.saturating_sub(room);
-            if cost + more_room > left {
+            if cost > left {
                 continue;
             }
-            left -= cost + more_room;
-            room += more_room;
+            left -= cost;
             self.plan.bytes += cost;
             let p = &mut self.plan.textures[slot];
             p.target -= 1;

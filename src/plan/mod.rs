@@ -735,7 +735,7 @@ impl Planner {
         };
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
-            self.raise_floor(budget, self.plan.growth_room, resident);
+            self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);
         }
         &self.plan
     }

@@ -20,7 +20,8 @@
 //!    finer than planned goes at once unless the planned LOD has arrived.
 //! 3. [`grow`]: textures below their plan and meshes whose planned LOD has
 //!    arrived, in one order by the plan's benefit per byte. A texture grows
-//!    by the arrived levels next to its finest resident one, a tier switch
+//!    by the arrived levels next to its finest resident one (as far as the
+//!    finest of them that fits, when the planned one does), a tier switch
 //!    rebuilds from the new tier's tail up, within this frame's upload cap
 //!    (one level larger than the cap goes alone, first in a frame), and only
 //!    once the new tier reaches the detail shown (no pop to its coarse
@@ -417,6 +418,23 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     if take == t.first {
         return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
     }
+    // The finest arrived level that fits beside everything held (the
+    // recycle pool given up if need be): a planned level that does not fit
+    // (a prefetch level the spare-budget floor asked for, often) must not
+    // keep the coarser arrived ones out. When none fits, the finest waits.
+    let mut pool_free = ctx.books.clone();
+    pool_free.pool.trim(0);
+    let fits = |first: u32| {
+        let new = build_bytes(t, first, t.tier, first..t.first, true);
+        pool_free.accounted() + new <= ctx.hard_budget
+    };
+    let finest = take;
+    while take < t.first && !fits(take) {
+        take += 1;
+    }
+    if take == t.first {
+        take = finest;
+    }
     let mut step = build(t, take, t.tier, (take..t.first).collect(), true, ctx, room);
     step.hold = step.hold.or(hold);
     Some(step)
@@ -474,6 +492,28 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
     Some(step)
 }
 
+/// Bytes building levels `first..` of `t` in `tier` from the arrived
+/// `levels` takes beside what is held: the new texture, the staging of the
+/// uploaded levels (beyond what a loader staged) and, without GPU copies
+/// (`keep_old`), the kept levels staged again.
+fn build_bytes(
+    t: &TextureFacts<'_>,
+    first: u32,
+    tier: Tier,
+    levels: impl IntoIterator<Item = u32>,
+    keep_old: bool,
+) -> u64 {
+    let upload: u64 = levels
+        .into_iter()
+        .map(|l| t.pending[&l].unstaged_bytes())
+        .sum();
+    let kept = match (t.shadow, keep_old) {
+        (Some(s), true) => s.values().map(|l| l.data.len() as u64).sum(),
+        _ => 0,
+    };
+    t.geometry.shape(first, tier).bytes() + upload + kept
+}
+
 /// A texture for levels `first..` in `tier` from the arrived `levels` (and
 /// the resident ones when `keep_old`), if it fits beside everything held.
 fn build(
@@ -499,8 +539,8 @@ fn build(
         ),
         _ => (0, 0),
     };
-    let fits =
-        |books: &Books| books.accounted() + shape.bytes() + upload + kept.0 <= ctx.hard_budget;
+    let need = build_bytes(t, first, tier, levels.iter().copied(), keep_old);
+    let fits = |books: &Books| books.accounted() + need <= ctx.hard_budget;
     let mut books = ctx.books.clone();
     let trim_pool = !fits(&books);
     if trim_pool {
@@ -512,8 +552,7 @@ fn build(
         // a prefetch that does not fit waits; only what the views need
         // makes later plans leave room
         if !t.plan.prefetch {
-            let need = books.accounted() + shape.bytes() + upload + kept.0;
-            step.headroom = headroom(ctx, &books, need);
+            step.headroom = headroom(ctx, &books, books.accounted() + need);
         }
         ctx.books = books;
         return step;

@@ -293,6 +293,43 @@ fn a_growth_that_does_not_fit_waits_and_asks_for_headroom_unless_something_expla
 }
 
 #[test]
+fn a_planned_level_that_does_not_fit_does_not_keep_the_arrived_coarser_ones_out() {
+    // planned at level 0 (a prefetch, say), levels 0..3 arrived: room for
+    // level 1 with its staging beside the tail, not for level 0
+    let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
+    ts[0].plan.prefetch = true;
+    let g = geometry(6);
+    let tail = ts[0].bytes();
+    let staged = |from: u32| -> u64 { (from..3).map(|l| level(&g, l).data.len() as u64).sum() };
+    let at_1 = g.shape(1, Tier::Full).bytes() + staged(1);
+    let at_0 = g.shape(0, Tier::Full).bytes() + staged(0);
+    let budget = tail + at_1;
+    assert!(tail + at_0 > budget);
+    let mut c = ctx(
+        Books {
+            textures: tail,
+            ..books(0)
+        },
+        budget,
+    );
+    frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(ts[0].first, 1, "the finest level that fits is built");
+    assert!(c.books.accounted() <= c.hard_budget);
+    // and with no room even for level 2, nothing is built: it waits
+    let mut ts = vec![Tex::new(0, 6, 3).planned(0, 1.0).arrived(0..3)];
+    let mut c = ctx(
+        Books {
+            textures: tail,
+            ..books(0)
+        },
+        tail + 10,
+    );
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(ts[0].first, 3);
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
+}
+
+#[test]
 fn a_growth_that_fits_only_without_the_pool_drops_the_pool_first() {
     let mut ts = vec![Tex::new(0, 6, 3).planned(2, 1.0).arrived([2])];
     let tail = ts[0].bytes();
