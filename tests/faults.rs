@@ -414,14 +414,16 @@ fn a_short_soak_with_every_fault_passes() {
 /// (`loader_staging_bytes`): faults, budget changes and removals while staged
 /// levels are in flight break no invariant, never take the streamer over its
 /// budget (the reserve counted), panic nothing, leak no texture or staging
-/// buffer, and the scene recovers once the faults stop.
+/// buffer, and the scene recovers once the faults stop, holding at least
+/// 90% of a fresh streamer's bytes at a binding budget.
 ///
-/// Not asserted here, unlike the soak without loader staging: that the
-/// soaked streamer holds at least 90% of a fresh one's bytes at a binding
-/// budget right after recovering. One CI run (all eight tests of this file
-/// in parallel on two cores) held 0.43 MiB against the fresh streamer's
-/// 0.94 there; in six runs on a quiet machine it held 1.00-1.01 against
-/// 0.94-1.01. Not traced yet: the comparison is printed, not checked.
+/// One CI run once held 0.43 MiB there against the fresh streamer's 0.94.
+/// The likely cause, since fixed: a growth blocked for want of a few bytes
+/// asked later plans to leave the whole growth free (its old copy and its
+/// staging, often half such a budget) for 600 frames, and it asked only
+/// when no upload staging was in flight, which with loader staging (its
+/// bytes are the reserve's, not staging) is most frames. A blocked growth
+/// now asks for what it lacks.
 #[test]
 fn a_short_soak_with_loader_staging_passes() {
     use mipstream::demo::soak::{self, FaultSet, SoakOptions};
@@ -437,6 +439,8 @@ fn a_short_soak_with_loader_staging_passes() {
     let r = soak::run(&options, |_, _| {}).unwrap();
     eprintln!("{}", r.summary());
     eprintln!("binding-budget comparison: {:?}", r.binding);
+    let b = r.binding.as_ref().expect("compared at a binding budget");
+    assert!(b.within_bound(), "{b:?}");
     assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
     assert_eq!(r.frames_over_budget, 0);
     assert_eq!(r.panics, 0);
