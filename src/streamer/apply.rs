@@ -77,8 +77,16 @@ impl Streamer {
             if let Some(reason) = step.hold {
                 self.hold(step.asset, reason);
             }
-            if let Some(bytes) = step.headroom {
-                self.budget.ask_headroom(bytes, self.frame);
+            if let Some(short) = step.headroom {
+                // what the plan in force already left free, in the
+                // planner's terms (`plan_inputs` takes the loaders'
+                // staging off after the headroom): the shortfall goes on top
+                let reserved = self
+                    .budget
+                    .effective(self.tail_bytes())
+                    .saturating_sub(self.planner.last_plan().budget)
+                    .saturating_sub(self.gpu.staging_reserve().accounted());
+                self.budget.ask_headroom(reserved + short, self.frame);
             }
             let Some(op) = step.op else { continue };
             match self.execute(op) {

@@ -139,13 +139,14 @@ impl BudgetState {
         self.grow_paused_until
     }
 
-    /// Later plans leave `bytes` free (kept [`STICKY_FRAMES`]).
     /// Drops the headroom earlier blocked growths asked for (plan memory,
     /// not a lowered budget: see `Streamer::settle_canonical`).
     pub(super) fn forget_headroom(&mut self) {
         self.headroom = 0;
     }
 
+    /// Later plans leave `bytes` of the effective budget free (kept
+    /// [`STICKY_FRAMES`]; the larger ask stands).
     pub(super) fn ask_headroom(&mut self, bytes: u64, frame: u64) {
         self.headroom = self.headroom.max(bytes);
         self.headroom_frame = frame;

@@ -636,9 +636,12 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
 /// upload staged this frame, nothing held above the plan); the plan keeps
 /// room for one growth, not for all of a frame's. The plan already kept
 /// room for the growth it chose, so only the shortfall is asked (the
-/// upload's row padding, say, or a second growth in the frame): asking for
-/// the whole growth again took a tier switch that missed by 2 KiB a
-/// third of a plan's budget for [`super::budget::STICKY_FRAMES`].
+/// upload's row padding, say, or a second growth in the frame), on top of
+/// what the plan in force already left free (`carry_out` adds that: a
+/// shortfall smaller than the transient reserve, asked alone, lowered no
+/// plan and the growth waited for ever): asking for the whole growth again
+/// took a tier switch that missed by 2 KiB a third of a plan's budget for
+/// [`super::budget::STICKY_FRAMES`].
 fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
     let plan = ctx.plan_bytes + books.pool.bytes();
     let short = need.saturating_sub(ctx.hard_budget);
