@@ -203,7 +203,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
             o["fit_gap_lp_max"]
         );
     }
-    assert_eq!(json["error_model"], "geometric");
+    assert_eq!(json["error_model"], "measured", "the default");
     assert_eq!(json["lockstep"], false);
     assert!(json["sweep"][0]["mipstream"].get("flip_mean").is_some());
     assert_eq!(json["scene"], "default");

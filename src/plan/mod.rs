@@ -23,7 +23,13 @@
 //!   [`bound`].)
 //!
 //! Visible error of a texture held at level `r` when it wants the continuous
-//! lod `x`: `coverage * boost * (1 - 2^-(r - x) + loss)`, where the first term
+//! lod `x`, by default ([`LossModel::Measured`]) from the loss curve the
+//! texture carries (squared error per pixel of each level against level 0,
+//! see `chains.rs`), times coverage and boost: the frame's summed squared
+//! error. A texture without a curve, or every texture under
+//! [`LossModel::Geometric`], by the geometric model (in the measured unit
+//! beside measured textures): `coverage * boost * (1 - 2^-(r - x) + loss)`,
+//! where the first term
 //! counts only for `r > x`, `coverage` is its weighted screen area in pixels
 //! and `loss` is 0 for the full tier and
 //! [`PlannerOptions::compact_quality_loss`] for the compact tier.
@@ -90,8 +96,9 @@ pub struct PlannerOptions {
     pub mesh_error_px: f32,
     /// How a texture's visible error is judged: by the geometric model, or
     /// by its measured loss where it carries one ([`crate::loss`]). Default:
-    /// [`LossModel::Geometric`], which measured better on the benchmark's
-    /// scenes this round (README, Results).
+    /// [`LossModel::Measured`], at or above the geometric model at 11 of the
+    /// benchmark's 12 scene and budget points (README, Results); textures
+    /// without a measured loss are judged geometrically either way.
     pub error_model: LossModel,
     /// Certify every plan: compute a lower bound on the error any plan
     /// within the budget could reach ([`Plan::fit_bound`], [`Plan::fit_gap`]).
@@ -104,9 +111,9 @@ pub struct PlannerOptions {
 pub enum LossModel {
     /// Measured loss curves where textures carry them, the geometric model
     /// in the same unit for those that do not.
+    #[default]
     Measured,
     /// The geometric model for everything: content-blind.
-    #[default]
     Geometric,
 }
 
@@ -157,7 +164,7 @@ impl Default for PlannerOptions {
             spare_floor: true,
             compact_tier: true,
             mesh_error_px: 1.0,
-            error_model: LossModel::Geometric,
+            error_model: LossModel::Measured,
             certify: true,
         }
     }

@@ -77,11 +77,12 @@ pub(crate) struct BenchArgs {
     /// Write PNG charts and the side-by-side picture into this folder.
     #[arg(long)]
     plots: Option<PathBuf>,
-    /// How mipstream judges visible error: `geometric` (content-blind, the
-    /// planner's default), `measured` (the loss each texture carries, see
-    /// `mipstream annotate`; geometric for those without), or `both` (the
-    /// `mipstream` row measured, a `mipstream_geometric` row beside it).
-    #[arg(long, default_value = "geometric", value_parser = ["measured", "geometric", "both"])]
+    /// How mipstream judges visible error: `measured` (the loss each
+    /// texture carries, see `mipstream annotate`; geometric for those
+    /// without; the planner's default), `geometric` (content-blind), or
+    /// `both` (the `mipstream` row measured, a `mipstream_geometric` row
+    /// beside it).
+    #[arg(long, default_value = "measured", value_parser = ["measured", "geometric", "both"])]
     error_model: String,
     /// The strategies to run, comma separated (`full` always runs: it makes
     /// the reference pictures): uniform_bias, distance_only, unity_budget,

@@ -206,7 +206,7 @@ pub struct BenchOptions {
     /// the reference pictures). Default: [`Strategy::default_set`].
     pub strategies: Vec<Strategy>,
     /// The error model the `mipstream` strategy plans with. Default:
-    /// geometric, the planner's (`mipstream_geometric` always uses the
+    /// measured, the planner's (`mipstream_geometric` always uses the
     /// geometric one: beside a measured `mipstream`, the comparison).
     pub error_model: crate::plan::LossModel,
     /// Lockstep: after every frame, wait for the loads it asked for
@@ -241,7 +241,7 @@ impl Default for BenchOptions {
             backends: None,
             trace: None,
             strategies: Strategy::default_set(),
-            error_model: crate::plan::LossModel::Geometric,
+            error_model: crate::plan::LossModel::Measured,
             lockstep: false,
         }
     }
