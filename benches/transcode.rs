@@ -1,6 +1,6 @@
 //! Transcoding throughput per source/target pair, one core: what mipstream
 //! ships (ETC1S through the pure-Rust `basisu` crate, UASTC through the C++
-//! low-level transcoder with the default `basis-cpp` feature) and `basisu` on
+//! low-level transcoder with the `basis-cpp` feature, which `cook` turns on) and `basisu` on
 //! UASTC, against the reference C++ transcoder in the `basis-universal` crate
 //! (Basis Universal 1.16), on the same texels. `mipstream bench-transcode`
 //! prints the same comparison as a table or JSON with the ratios.
