@@ -39,8 +39,10 @@ pub(crate) struct Need {
 pub(super) struct Curve<'a> {
     full: &'a [f32],
     compact: &'a [f32],
-    /// The compact tier's blur equivalent in levels.
-    blur: f64,
+    /// The compact tier's blur equivalent in levels (read only when used:
+    /// making a `Curve` touches no curve data, so a texture nothing shows
+    /// costs no cache miss).
+    blur: Option<&'a f32>,
 }
 
 impl<'a> Curve<'a> {
@@ -55,7 +57,7 @@ impl<'a> Curve<'a> {
         Some(Self {
             full: &stored[..levels],
             compact,
-            blur: stored.get(2 * levels).map_or(0.0, |&b| b as f64),
+            blur: stored.get(2 * levels),
         })
     }
 
@@ -95,7 +97,8 @@ impl<'a> Curve<'a> {
         if self.compact.is_empty() {
             return self.at(x) + loss;
         }
-        interpolate(self.compact, x).max(self.at(x + self.blur))
+        let blur = self.blur.map_or(0.0, |&b| b as f64);
+        interpolate(self.compact, x).max(self.at(x + blur))
     }
 }
 
@@ -146,16 +149,21 @@ impl<'a> ErrorModel<'a> {
     ) -> Self {
         let bias = opts.lod_bias as f64;
         let (typical, finest) = (need.typical as f64 + bias, need.finest as f64 + bias);
+        let weight = if need.coverage > 0.0 {
+            need.coverage as f64 * boost.max(0.0) as f64
+        } else {
+            0.0
+        };
         Self {
-            weight: if need.coverage > 0.0 {
-                need.coverage as f64 * boost.max(0.0) as f64
-            } else {
-                0.0
-            },
+            weight,
             typical,
             finest,
             compact_loss: opts.compact_quality_loss as f64,
-            curve: curve.map(|c| (c, c.reference_at(typical), c.reference_at(finest))),
+            // unused without weight (the error is the tie-break alone): not
+            // read, most textures of a large scene show on nothing
+            curve: curve
+                .filter(|_| weight > 0.0)
+                .map(|c| (c, c.reference_at(typical), c.reference_at(finest))),
             scale,
         }
     }
@@ -314,6 +322,10 @@ impl Planner {
     /// detail above the tail), or [`DEFAULT_DETAIL_MSE`] when none is
     /// measured. 1 when the planner uses the geometric model.
     pub(super) fn update_detail_scale(&mut self) {
+        if self.detail_scale_fresh {
+            return;
+        }
+        self.detail_scale_fresh = true;
         self.detail_scale = 1.0;
         if self.options.error_model != LossModel::Measured {
             return;

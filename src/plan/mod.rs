@@ -395,8 +395,12 @@ pub struct Planner {
     /// a texture without.
     losses: Vec<Vec<f32>>,
     /// The geometric model's unit in the measured one (see
-    /// [`chains`]'s `update_detail_scale`).
+    /// [`chains`]'s `update_detail_scale`), and whether it is up to date
+    /// (it changes only with the textures and the options: recomputed
+    /// every plan, reading every measured texture's curve cost 10,000
+    /// cache misses a plan at 10,000 textures).
     detail_scale: f64,
+    detail_scale_fresh: bool,
     /// Byte tables of every entry (see [`Entry`]).
     pool: Vec<u64>,
     pool_garbage: usize,
@@ -478,6 +482,7 @@ impl Planner {
     /// Changes the options from the next plan on.
     pub fn set_options(&mut self, options: PlannerOptions) {
         self.options = options;
+        self.detail_scale_fresh = false;
     }
 
     /// Chooses levels by a fixed [`Policy`] instead of the budget fit, from
@@ -515,6 +520,7 @@ impl Planner {
             self.losses.resize(slot + 1, Vec::new());
         }
         self.losses[slot] = loss_curves(&texture);
+        self.detail_scale_fresh = false;
         self.wanted[slot] = texture.tail_level;
         self.last_seen[slot] = u64::MAX;
         let levels = texture
@@ -575,6 +581,7 @@ impl Planner {
         if let Some(l) = self.losses.get_mut(slot) {
             *l = Vec::new();
         }
+        self.detail_scale_fresh = false;
         if let Some(e) = self.textures.get_mut(slot).and_then(Option::take) {
             self.pool_garbage += e.capacity as usize;
             let sum = slot as u32 + 1;

@@ -756,3 +756,40 @@ fn a_loss_that_does_not_match_the_levels_falls_back_to_the_geometric_model() {
     assert!((0..n).all(|l| stored[n + l] >= stored[l]));
     assert_eq!(stored[2 * n], 0.5);
 }
+
+#[test]
+fn the_geometric_unit_follows_the_measured_textures_as_they_come_and_go() {
+    // the unit is kept between plans (recomputing it read every texture's
+    // curve every plan); it must still follow registrations and options
+    let t = texture(1024, false);
+    let tail = t.tail_level as usize;
+    let with = |first: f32| PlanTexture {
+        loss: Some(PlanLoss {
+            full: curve(t.level_count, first, 1.5),
+            ..Default::default()
+        }),
+        ..t.clone()
+    };
+    let at_tail = |first: f32| curve(t.level_count, first, 1.5)[tail] as f64;
+    let mut p = Planner::new(PlannerOptions::default());
+    p.set_object(0, Vec3::new(0.0, 0.0, -4.0), Vec3::splat(0.5), &[(0, 1.0)]);
+    let plan = |p: &mut Planner, frame: u64| {
+        p.plan(&[camera(0.0)], u64::MAX, &[], frame);
+        p.detail_scale
+    };
+    p.set_texture(0, t.clone());
+    assert_eq!(plan(&mut p, 0), DEFAULT_DETAIL_MSE, "nothing measured");
+    p.set_texture(0, with(2.0));
+    assert!((plan(&mut p, 1) - at_tail(2.0)).abs() < 1e-3);
+    p.set_texture(1, with(10.0));
+    let both = (at_tail(2.0) + at_tail(10.0)) / 2.0;
+    assert!((plan(&mut p, 2) - both).abs() < 1e-3);
+    assert!((plan(&mut p, 3) - both).abs() < 1e-3, "kept between plans");
+    p.remove_texture(1);
+    assert!((plan(&mut p, 4) - at_tail(2.0)).abs() < 1e-3);
+    p.set_options(PlannerOptions {
+        error_model: LossModel::Geometric,
+        ..Default::default()
+    });
+    assert_eq!(plan(&mut p, 5), 1.0, "the geometric model's own unit");
+}
