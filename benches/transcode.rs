@@ -1,9 +1,10 @@
 //! Transcoding throughput per source/target pair, one core: what mipstream
 //! ships (ETC1S through the pure-Rust `basisu` crate, UASTC through the C++
-//! low-level transcoder with the `basis-cpp` feature, which `cook` turns on) and `basisu` on
-//! UASTC, against the reference C++ transcoder in the `basis-universal` crate
-//! (Basis Universal 1.16), on the same texels. `mipstream bench-transcode`
-//! prints the same comparison as a table or JSON with the ratios.
+//! low-level transcoder with the `basis-cpp` feature, which `cook` turns
+//! on) and `basisu` on UASTC, against the reference C++ transcoder in the
+//! `basis-universal` crate (Basis Universal 1.16), on the same texels.
+//! `mipstream bench-transcode` prints the same comparison as a table or JSON
+//! with the ratios.
 //!
 //! Sources, from `../shared/data`: ETC1S = KTX-Software's `kodim17.basis`
 //! (512x768); UASTC = `kodim23.png` encoded here with the `basis-universal`

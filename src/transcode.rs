@@ -382,9 +382,10 @@ pub struct TranscodeOptions {
     /// Default: off.
     pub normal_to_rgb: bool,
     /// Which transcoder turns UASTC levels into GPU blocks. Default:
-    /// [`UastcTranscoder::Cpp`] where the `basis-cpp` feature is on (it is in
-    /// `tools`; the default runtime leaves it off), else [`UastcTranscoder::Rust`]. ETC1S always goes through
-    /// the pure-Rust `basisu` crate.
+    /// [`UastcTranscoder::Cpp`] where the `basis-cpp` feature is on (`cook`
+    /// and `tools` turn it on; the default runtime leaves it off), else
+    /// [`UastcTranscoder::Rust`]. ETC1S always goes through the pure-Rust
+    /// `basisu` crate.
     pub uastc: UastcTranscoder,
 }
 

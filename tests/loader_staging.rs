@@ -59,6 +59,13 @@ fn options(budget: u64, loader_staging: u64) -> StreamerOptions {
     }
 }
 
+/// `bytes` of staging as wgpu may count them: each buffer rounded up to the
+/// allocator's alignment, 64 KiB of slack per 16 KiB level (measured on
+/// lavapipe: none).
+fn with_alignment_slack(bytes: u64) -> u64 {
+    bytes + bytes.div_ceil(16 << 10) * (64 << 10)
+}
+
 fn wait(g: &gpu::HeadlessGpu) {
     let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
 }
@@ -168,12 +175,11 @@ fn wgpus_buffer_counter_sees_no_more_staging_than_the_reserve_on_vulkan() {
         // read at different moments (a loader may take reserve, create its
         // buffer, or drop a stale level between the two, and wgpu frees a
         // dropped buffer only at its next maintenance), so frame by frame
-        // the bound is the reserve itself, plus the allocator's alignment:
-        // 64 KiB per 16 KiB level of slack (measured on lavapipe: none).
+        // the bound is the reserve itself, plus the allocator's alignment.
         // The exact comparison with the books is made at rest below.
         let reserve_now = totals.loader_staging;
         assert!(
-            buffers <= reserve_now + reserve_now.div_ceil(16 << 10) * (64 << 10),
+            buffers <= with_alignment_slack(reserve_now),
             "frame {frame}: wgpu counts {buffers} bytes of buffers, the loaders' reserve is {reserve_now} (in use: {used})"
         );
     }
@@ -186,7 +192,7 @@ fn wgpus_buffer_counter_sees_no_more_staging_than_the_reserve_on_vulkan() {
     let used = s.report().totals.loader_staging_used;
     let buffers = (memory::counters(&g.device).buffer_memory - base).max(0) as u64;
     assert!(
-        buffers <= used + used.div_ceil(16 << 10) * (64 << 10),
+        buffers <= with_alignment_slack(used),
         "at rest: wgpu counts {buffers} bytes of buffers, loader staging holds {used}"
     );
     eprintln!("uploaded {uploaded}, {staged} of it staged by the loaders; at most {most_used} of the reserve in use");

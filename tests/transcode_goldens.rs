@@ -3,8 +3,8 @@
 //!
 //! mipstream transcodes ETC1S with the pure-Rust `basisu` crate, which tracks
 //! Basis Universal v2.1, and UASTC with either `basisu` or (feature
-//! `basis-cpp`, on in the tools and tests) Basis Universal 1.16's C++ transcoder; the goldens
-//! come from libktx's copy of the transcoder. Every (input, target) pair must be
+//! `basis-cpp`, on in the tools and tests) Basis Universal 1.16's C++
+//! transcoder; the goldens come from libktx's copy of the transcoder. Every (input, target) pair must be
 //! bit-exact through every UASTC transcoder built in, or be listed in
 //! [`KNOWN_DIFFERENCES`] with the reason and a PSNR floor its decoded pixels
 //! must still meet.
