@@ -565,6 +565,10 @@ fn copy_plain(f: &PlainFormat, raw: &RawLevel, tight_row: usize, img: &mut Level
 
 #[cfg(feature = "basis")]
 mod basis;
+#[cfg(feature = "basis")]
+mod etc1s;
+#[cfg(feature = "basis")]
+mod etc1s_chroma;
 
 #[cfg(not(feature = "basis"))]
 mod basis {

@@ -1,6 +1,8 @@
 //! Basis Universal transcoding: ETC1S through the pure-Rust `basisu` crate's
-//! per-image entry points (a level transcodes from its own bytes alone), UASTC
-//! through `basisu` or the C++ low-level transcoder ([`UastcTranscoder`]).
+//! per-image entry points (a level transcodes from its own bytes alone), to
+//! BC7 and RGBA8 through this crate's one-pass loop on `basisu`'s codebooks
+//! ([`super::etc1s`]); UASTC through `basisu` or the C++ low-level transcoder
+//! ([`UastcTranscoder`]).
 use super::*;
 use basisu::dispatch;
 
@@ -79,19 +81,16 @@ pub(super) fn transcode(
                             corrupt(format!("image {i} alpha slice out of range"))
                         })?),
                     };
-                dispatch::transcode_etc1s(
-                    &codebook.decoder,
-                    rgb,
-                    alpha,
-                    bx,
-                    by,
-                    w,
-                    h,
-                    fmt,
-                    flags,
-                    None,
-                    out,
-                )
+                let t = &codebook.decoder;
+                match target {
+                    TargetFormat::Bc7 => {
+                        etc1s::to_bc7(t, rgb, alpha, (bx, by), opts.etc1s_chroma_filter, out)
+                    }
+                    TargetFormat::Rgba8 => etc1s::to_rgba8(t, rgb, alpha, (w, h), out),
+                    _ => dispatch::transcode_etc1s(
+                        t, rgb, alpha, bx, by, w, h, fmt, flags, None, out,
+                    ),
+                }
             }
             _ => {
                 let n = (bx * by) as usize * 16;
