@@ -1,5 +1,5 @@
 //! mipstream's one-pass ETC1S transcoder (BC7 with and without Basis 2's
-//! chroma filter, RGBA8) against the `basisu` crate's own loop, byte for byte,
+//! chroma filter, RGBA8, ASTC 4x4) against the `basisu` crate's own loop, byte for byte,
 //! on every 2D ETC1S file of the shared data (KTX2 and `.basis`, opaque and
 //! with an alpha slice, every level). The Khronos goldens
 //! (`transcode_goldens.rs`) check both against the reference; this checks the
@@ -42,6 +42,7 @@ fn the_one_pass_etc1s_transcoder_writes_basisus_bytes() {
             (TargetFormat::Bc7, BasisTarget::Bc7Rgba, true),
             (TargetFormat::Bc7, BasisTarget::Bc7Rgba, false),
             (TargetFormat::Rgba8, BasisTarget::Rgba32, true),
+            (TargetFormat::Astc4x4, BasisTarget::Astc4x4Rgba, true),
         ];
         for l in 0..info.levels.len() as u32 {
             let raw = file.read_level(l).unwrap();
@@ -112,6 +113,7 @@ fn corrupt_etc1s_slices_fail_or_decode_as_in_basisu() {
                 (TargetFormat::Bc7, BasisTarget::Bc7Rgba, true),
                 (TargetFormat::Bc7, BasisTarget::Bc7Rgba, false),
                 (TargetFormat::Rgba8, BasisTarget::Rgba32, true),
+                (TargetFormat::Astc4x4, BasisTarget::Astc4x4Rgba, true),
             ] {
                 let mut opts = TranscodeOptions::new(Output::Transcode(target), false);
                 opts.etc1s_chroma_filter = filter;

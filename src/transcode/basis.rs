@@ -87,6 +87,7 @@ pub(super) fn transcode(
                         etc1s::to_bc7(t, rgb, alpha, (bx, by), opts.etc1s_chroma_filter, out)
                     }
                     TargetFormat::Rgba8 => etc1s::to_rgba8(t, rgb, alpha, (w, h), out),
+                    TargetFormat::Astc4x4 => etc1s::to_astc(t, rgb, alpha, (bx, by), out),
                     _ => dispatch::transcode_etc1s(
                         t, rgb, alpha, bx, by, w, h, fmt, flags, None, out,
                     ),

@@ -1,6 +1,6 @@
 //! ETC1S slices decoded and converted in one pass, for the targets where
-//! `basisu`'s loop was slower than the C++ reference (README, "Transcoder
-//! choice"): BC7 mode 5 and RGBA8, with or without an alpha slice.
+//! `basisu`'s loop was not faster than the C++ reference (README, "Transcoder
+//! choice"): BC7 mode 5, RGBA8 and ASTC 4x4, with or without an alpha slice.
 //!
 //! `basisu` decodes a whole slice into a vector of (endpoint, selector)
 //! indices, then converts block by block, recomputing per block what depends
@@ -11,7 +11,8 @@
 //! the converter as it comes, and the converters keep per slice what blocks
 //! share: a BC7 block's first 64 bits depend only on its endpoint and its
 //! selector's range, so they are computed once per (endpoint, range); an
-//! RGBA8 block's four colours once per endpoint. The output is `basisu`'s
+//! RGBA8 block's four colours once per endpoint; ASTC blocks are `basisu`'s
+//! per-block conversion without the index vector. The output is `basisu`'s
 //! byte for byte (tested against it on the shared data's ETC1S files), so the
 //! Khronos conformance goldens still hold.
 use super::etc1s_chroma;
@@ -19,6 +20,7 @@ use basisu::basislz::amf::ApproxMoveToFront;
 use basisu::basislz::astc_tables::{selector_range_index, SELECTOR_MAPPINGS};
 use basisu::basislz::decoder::BitwiseDecoder;
 use basisu::basislz::etc1s::{Endpoint, Etc1sTranscoder, Selector};
+use basisu::basislz::etc1s_astc::{convert_etc1s_to_astc_4x4, convert_etc1s_to_astc_4x4_rgba};
 use basisu::basislz::etc1s_bc7::convert_etc1s_to_bc7_m5_alpha;
 use basisu::etc::block::DecoderEtcBlock;
 use basisu::tables::bc7_m5_color::G_ETC1_TO_BC7_M5_COLOR;
@@ -447,4 +449,37 @@ pub(super) fn to_rgba8(
         })?;
     }
     Some(())
+}
+
+/// Transcodes an ETC1S image (colour slice, optional alpha slice) to ASTC
+/// 4x4 (`out`: exactly `bx * by` 16-byte blocks) with `basisu`'s block
+/// conversions; `basisu`'s `transcode_slice_astc` / `transcode_image_astc_rgba`
+/// bytes. `None` on a corrupt stream.
+pub(super) fn to_astc(
+    t: &Etc1sTranscoder,
+    rgb: &[u8],
+    alpha: Option<&[u8]>,
+    (bx, by): (u32, u32),
+    out: &mut [u8],
+) -> Option<()> {
+    if out.len() as u64 != bx as u64 * by as u64 * 16 {
+        return None;
+    }
+    // an alpha block converts together with its colour block: the alpha
+    // slice's (endpoint, selector) pairs first
+    let mut alpha_blocks = Vec::new();
+    if let Some(alpha) = alpha {
+        alpha_blocks.reserve_exact(out.len() / 16);
+        decode_slice(t, alpha, bx, by, |_, ei, si| alpha_blocks.push((ei, si)))?;
+    }
+    decode_slice(t, rgb, bx, by, |b, ei, si| {
+        let (ep, sel) = (&t.endpoints[ei], &t.selectors[si]);
+        let block = match alpha_blocks.get(b) {
+            Some(&(ai, asi)) => {
+                convert_etc1s_to_astc_4x4_rgba(ep, sel, &t.endpoints[ai], &t.selectors[asi])
+            }
+            None => convert_etc1s_to_astc_4x4(ep, sel),
+        };
+        out[b * 16..b * 16 + 16].copy_from_slice(&block);
+    })
 }

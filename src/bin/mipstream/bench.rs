@@ -570,7 +570,7 @@ pub(crate) fn run_transcode(args: BenchTranscodeArgs) -> Result<(), String> {
         "{} ({}x{}), one level, one core, output MiB/s, median of alternating rounds ({} s per transcoder and pair)",
         r.image, r.width, r.height, r.seconds
     );
-    println!("source -> target | shipped (transcoder) | C++ 1.16 reference | ratio | basisu (Rust) | no chroma filter (ratio)");
+    println!("source -> target | shipped (transcoder) | C++ 1.16 reference | ratio | basisu's own path | no chroma filter (ratio)");
     for p in &r.pairs {
         let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
         println!(

@@ -10,8 +10,11 @@
 //!   (the output allocated and placed, as the loaders run it);
 //! - `reference`: the C++ `basisu_transcoder::transcode_image_level` on the
 //!   `.basis` file (its output allocated too);
-//! - `rust`: the same call as `shipped` through the pure-Rust `basisu` crate
-//!   for UASTC, where `shipped` uses the C++ one;
+//! - `rust`: the pure-Rust `basisu` crate's own path where `shipped` is not
+//!   it: UASTC with the C++ transcoder shipped (the same call as `shipped`
+//!   with [`UastcTranscoder::Rust`]), and ETC1S to BC7, RGBA8 and ASTC 4x4,
+//!   which ship mipstream's one-pass loop (`basisu::Transcoder::transcode_into`
+//!   on the same `.basis` bytes, default decode flags);
 //! - `same_output`: ETC1S to BC7 without Basis 2's chroma filter, the work
 //!   the reference does.
 //!
@@ -54,7 +57,8 @@ pub struct PairResult {
     pub shipped_mib_s: f64,
     /// The C++ reference, MiB/s.
     pub reference_mib_s: f64,
-    /// The pure-Rust `basisu` crate where it is not what ships (UASTC), MiB/s.
+    /// The pure-Rust `basisu` crate's own path where it is not what ships
+    /// (UASTC; ETC1S to BC7, RGBA8, ASTC 4x4), MiB/s.
     pub rust_mib_s: Option<f64>,
     /// ETC1S to BC7 without the chroma filter (the reference's output), MiB/s.
     pub same_output_mib_s: Option<f64>,
@@ -190,6 +194,29 @@ fn time_alternating(candidates: &mut [Candidate<'_>], seconds: f64) -> Result<Ve
         .collect())
 }
 
+/// The `basisu` target of an ETC1S target that mipstream transcodes with its
+/// own one-pass loop (`transcode::etc1s`).
+fn etc1s_one_pass(target: TargetFormat) -> Option<basisu::TargetFormat> {
+    match target {
+        TargetFormat::Bc7 => Some(basisu::TargetFormat::Bc7Rgba),
+        TargetFormat::Rgba8 => Some(basisu::TargetFormat::Rgba32),
+        TargetFormat::Astc4x4 => Some(basisu::TargetFormat::Astc4x4Rgba),
+        _ => None,
+    }
+}
+
+/// `basisu`'s own ETC1S path to `target` on `basis`, default decode flags
+/// (chroma filter on, as shipped), its output allocated as `shipped`'s is.
+fn basisu_etc1s(basis: &[u8], target: TargetFormat) -> Result<Candidate<'_>, String> {
+    let t = basisu::Transcoder::new(basis).map_err(|e| format!("basisu: {e:?}"))?;
+    let format = etc1s_one_pass(target).ok_or("not a one-pass target")?;
+    Ok(Box::new(move || {
+        let mut out = vec![0u8; t.output_size(0, format).map_err(|e| format!("{e:?}"))?];
+        t.transcode_into(0, format, basisu::DecodeFlags::NONE, &mut out)
+            .map_err(|e| format!("basisu transcode failed: {e:?}"))
+    }))
+}
+
 /// Times every pair on `image` (PNG or JPEG), `seconds` per candidate and
 /// pair; `progress(done, total)` after each pair.
 pub fn bench_transcode(
@@ -248,8 +275,11 @@ pub fn bench_transcode(
                     .map(drop)
                     .map_err(|e| format!("reference transcode failed: {e:?}"))
             }));
-            let rust = uastc && shipped.uastc != UastcTranscoder::Rust;
-            if rust {
+            let one_pass = !uastc && etc1s_one_pass(target).is_some();
+            let rust = one_pass || (uastc && shipped.uastc != UastcTranscoder::Rust);
+            if one_pass {
+                candidates.push(basisu_etc1s(basis, target)?);
+            } else if rust {
                 let mut o = shipped;
                 o.uastc = UastcTranscoder::Rust;
                 candidates.push(run(o));
@@ -269,6 +299,7 @@ pub fn bench_transcode(
                 target,
                 shipped_transcoder: match (uastc, shipped.uastc) {
                     (true, UastcTranscoder::Cpp) => "C++ 1.16 low-level (basis-universal)",
+                    _ if one_pass => "mipstream one-pass (basisu codebooks)",
                     _ => "basisu (Rust)",
                 },
                 output_bytes: bytes,
