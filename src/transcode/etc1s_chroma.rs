@@ -212,27 +212,50 @@ fn texel_luma(block: &[u8; 16]) -> Option<[f32; 16]> {
 fn rechroma(texel_y: &[f32; 16], n: &[[[f32; 2]; 3]; 3]) -> [[u8; 3]; 16] {
     // ((((p + 2) & 3) as f32) + 0.5) / 4 for texel column or row p, exact
     const F: [f32; 4] = [0.625, 0.875, 0.125, 0.375];
-    // per corner (a, b, c, d: upper left, upper right, lower left, lower
-    // right), channel and texel
-    let corner: [[[f32; 16]; 2]; 4] = std::array::from_fn(|c| {
-        std::array::from_fn(|ch| {
-            std::array::from_fn(|k| n[(k >> 3) + (c >> 1)][((k & 3) >> 1) + (c & 1)][ch])
-        })
-    });
-    let mut f = [[0.0f32; 16]; 2];
-    for (ch, f) in f.iter_mut().enumerate() {
-        for (k, f) in f.iter_mut().enumerate() {
-            let (fx, fy) = (F[k & 3], F[k >> 2]);
-            let ab = lerp(corner[0][ch][k], corner[1][ch][k], fx);
-            let cd = lerp(corner[2][ch][k], corner[3][ch][k], fx);
-            *f = lerp(ab, cd, fy);
+    const FX: [f32; 16] = {
+        let mut t = [0.0; 16];
+        let mut k = 0;
+        while k < 16 {
+            t[k] = F[k & 3];
+            k += 1;
         }
+        t
+    };
+    const FY: [f32; 16] = {
+        let mut t = [0.0; 16];
+        let mut k = 0;
+        while k < 16 {
+            t[k] = F[k >> 2];
+            k += 1;
+        }
+        t
+    };
+    // per channel the blend; corners a, b, c, d: upper left, upper right,
+    // lower left, lower right of the texel's quadrant
+    let blend = |ch: usize| -> [f32; 16] {
+        let corner = |c: usize| -> [f32; 16] {
+            std::array::from_fn(|k| n[(k >> 3) + (c >> 1)][((k & 3) >> 1) + (c & 1)][ch])
+        };
+        let (a, b, c, d) = (corner(0), corner(1), corner(2), corner(3));
+        let mut f = [0.0f32; 16];
+        for k in 0..16 {
+            let ab = lerp(a[k], b[k], FX[k]);
+            let cd = lerp(c[k], d[k], FX[k]);
+            f[k] = lerp(ab, cd, FY[k]);
+        }
+        f
+    };
+    let (co, cg) = (blend(0), blend(1));
+    let mut rgb = [[0.0f32; 16]; 3];
+    for k in 0..16 {
+        let y = texel_y[k];
+        rgb[0][k] = y + co[k] - cg[k];
+        rgb[1][k] = y + cg[k];
+        rgb[2][k] = y - co[k] - cg[k];
     }
-    let to_u8 = |v: f32| (0.5 + clampf(v, 0.0, 255.0)) as i32 as u8;
-    std::array::from_fn(|k| {
-        let (y, co, cg) = (texel_y[k], f[0][k], f[1][k]);
-        [to_u8(y + co - cg), to_u8(y + cg), to_u8(y - co - cg)]
-    })
+    // clamp to [0, 255], round half up (no NaN reaches here)
+    let q = rgb.map(|c| c.map(|v| (0.5 + v.clamp(0.0, 255.0)) as i32 as u8));
+    std::array::from_fn(|k| [q[0][k], q[1][k], q[2][k]])
 }
 
 /// Selectors of 16 pixels for mode-5 endpoints (7 bits a channel): the
