@@ -101,10 +101,12 @@ impl<T> Pool<T> {
 
     /// Drops the oldest entries until the pool holds at most `bytes`.
     pub fn trim(&mut self, bytes: u64) {
+        let mut oldest = 0;
         while self.bytes > bytes {
-            let dropped = self.entries.remove(0);
-            self.bytes -= dropped.shape.bytes();
+            self.bytes -= self.entries[oldest].shape.bytes();
+            oldest += 1;
         }
+        self.entries.drain(..oldest);
     }
 
     /// A ready entry of `shape`, taken out of the pool.

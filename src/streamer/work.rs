@@ -422,11 +422,10 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     // recycle pool given up if need be): a planned level that does not fit
     // (a prefetch level the spare-budget floor asked for, often) must not
     // keep the coarser arrived ones out. When none fits, the finest waits.
-    let mut pool_free = ctx.books.clone();
-    pool_free.pool.trim(0);
+    let pool_free = ctx.books.accounted() - ctx.books.pool.bytes();
     let fits = |first: u32| {
         let new = build_bytes(t, first, t.tier, first..t.first, true);
-        pool_free.accounted() + new <= ctx.hard_budget
+        pool_free + new <= ctx.hard_budget
     };
     let finest = take;
     while take < t.first && !fits(take) {
@@ -540,27 +539,25 @@ fn build(
         _ => (0, 0),
     };
     let need = build_bytes(t, first, tier, levels.iter().copied(), keep_old);
-    let fits = |books: &Books| books.accounted() + need <= ctx.hard_budget;
-    let mut books = ctx.books.clone();
-    let trim_pool = !fits(&books);
+    let hard_budget = ctx.hard_budget;
+    let fits = |books: &Books| books.accounted() + need <= hard_budget;
+    let trim_pool = !fits(&ctx.books);
     if trim_pool {
-        books.pool.trim(0);
+        ctx.books.pool.trim(0);
     }
-    if !fits(&books) {
+    if !fits(&ctx.books) {
         let mut step = Step::hold(asset, BelowReason::Budget);
         step.op = trim_pool.then_some(Op::TrimPool);
         // a prefetch that does not fit waits; only what the views need
         // makes later plans leave room
         if !t.plan.prefetch {
-            step.headroom = headroom(ctx, &books, books.accounted() + need);
+            step.headroom = headroom(ctx, &ctx.books, ctx.books.accounted() + need);
         }
-        ctx.books = books;
         return step;
     }
-    books.create(shape);
-    books.stage(upload + kept.0);
-    books.release(t.geometry.shape(t.first, t.tier));
-    ctx.books = books;
+    ctx.books.create(shape);
+    ctx.books.stage(upload + kept.0);
+    ctx.books.release(t.geometry.shape(t.first, t.tier));
     let taken = (copied + kept.0, levels.len() as u32 + kept.1);
     room.take(taken.0, taken.1);
     Step::op(
