@@ -440,28 +440,7 @@ impl Drop for Loader {
     }
 }
 
-/// Lowers the calling thread's priority (nice 9 on Linux): the planner
-/// thread and the loader threads are background work beside the render
-/// thread that calls `Streamer::update`. Handing over a plan wakes the
-/// planner thread, and the scheduler favours a thread that slept: at normal
-/// priority the woken planner often took the core from the render thread
-/// that woke it (on GL at 10,000 textures, the render thread's share of the
-/// plan went from 0.03 to 1.6-1.7 ms p99 in two of four runs of
-/// `bench-update`; niced, 0.03-0.06 in all four). Loaders transcoding at
-/// normal priority took it the same way while levels streamed in (README,
-/// "Performance at scale"). Not being able to (a platform without the call,
-/// a sandbox) is harmless.
-pub(crate) fn below_the_render_thread() {
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Ok(value) = thread_priority::ThreadPriorityValue::try_from(25u8) {
-        let _ = thread_priority::set_current_thread_priority(
-            thread_priority::ThreadPriority::Crossplatform(value),
-        );
-    }
-}
-
 fn worker_loop(shared: &Shared, tx: &Sender<Finished>) {
-    below_the_render_thread();
     loop {
         let req = {
             let mut s = shared.lock();
