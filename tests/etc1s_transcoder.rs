@@ -13,6 +13,23 @@ use mipstream::container::Payload;
 use mipstream::transcode::{transcode_level, Output, TranscodeOptions};
 use mipstream::{TargetFormat, TextureFile};
 
+/// (mipstream target, `basisu` target, chroma filter) pairs compared.
+const CASES: [(TargetFormat, BasisTarget, bool); 4] = [
+    (TargetFormat::Bc7, BasisTarget::Bc7Rgba, true),
+    (TargetFormat::Bc7, BasisTarget::Bc7Rgba, false),
+    (TargetFormat::Rgba8, BasisTarget::Rgba32, true),
+    (TargetFormat::Astc4x4, BasisTarget::Astc4x4Rgba, true),
+];
+
+/// `basisu`'s decode flags for the chroma filter on or off.
+fn basisu_flags(filter: bool) -> DecodeFlags {
+    if filter {
+        DecodeFlags::NONE
+    } else {
+        DecodeFlags::NO_ETC1S_CHROMA_FILTERING
+    }
+}
+
 #[test]
 fn the_one_pass_etc1s_transcoder_writes_basisus_bytes() {
     let data = common::shared_data();
@@ -38,24 +55,14 @@ fn the_one_pass_etc1s_transcoder_writes_basisus_bytes() {
         if reference.is_video() {
             continue;
         }
-        let cases = [
-            (TargetFormat::Bc7, BasisTarget::Bc7Rgba, true),
-            (TargetFormat::Bc7, BasisTarget::Bc7Rgba, false),
-            (TargetFormat::Rgba8, BasisTarget::Rgba32, true),
-            (TargetFormat::Astc4x4, BasisTarget::Astc4x4Rgba, true),
-        ];
         for l in 0..info.levels.len() as u32 {
             let raw = file.read_level(l).unwrap();
-            for (ours, theirs, filter) in cases {
+            for (ours, theirs, filter) in CASES {
                 let mut opts = TranscodeOptions::new(Output::Transcode(ours), info.srgb);
                 opts.etc1s_chroma_filter = filter;
                 let mine = transcode_level(&file, &raw, &opts)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let flags = if filter {
-                    DecodeFlags::NONE
-                } else {
-                    DecodeFlags::NO_ETC1S_CHROMA_FILTERING
-                };
+                let flags = basisu_flags(filter);
                 let expected = reference.transcode(l, theirs, flags).unwrap();
                 assert!(
                     mine.data == expected,
@@ -109,19 +116,10 @@ fn corrupt_etc1s_slices_fail_or_decode_as_in_basisu() {
             let ours = TextureFile::open(std::sync::Arc::new(source)).unwrap();
             let raw = ours.read_level(level).unwrap();
             let reference = Transcoder::new(&bytes).unwrap();
-            for (target, theirs, filter) in [
-                (TargetFormat::Bc7, BasisTarget::Bc7Rgba, true),
-                (TargetFormat::Bc7, BasisTarget::Bc7Rgba, false),
-                (TargetFormat::Rgba8, BasisTarget::Rgba32, true),
-                (TargetFormat::Astc4x4, BasisTarget::Astc4x4Rgba, true),
-            ] {
+            for (target, theirs, filter) in CASES {
                 let mut opts = TranscodeOptions::new(Output::Transcode(target), false);
                 opts.etc1s_chroma_filter = filter;
-                let flags = if filter {
-                    DecodeFlags::NONE
-                } else {
-                    DecodeFlags::NO_ETC1S_CHROMA_FILTERING
-                };
+                let flags = basisu_flags(filter);
                 match (
                     transcode_level(&ours, &raw, &opts),
                     reference.transcode(level, theirs, flags),
