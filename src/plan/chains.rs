@@ -9,7 +9,7 @@ use super::fit::{Candidate, Stickiness};
 #[cfg(test)]
 use super::PlanTexture;
 use super::{
-    Entry, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
+    Entry, Fixed, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
     DEFAULT_DETAIL_MSE,
 };
 use crate::kinds::Tier;
@@ -238,6 +238,24 @@ fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: T
     ErrorModel::new(opts, t.boost, need, None, 1.0).at(level, tier)
 }
 
+/// The error model of the texture `t` in `slot` for `need` this frame (see
+/// [`Planner::losses`] and [`Planner::detail_scale`]).
+fn model_of<'a>(
+    options: &PlannerOptions,
+    losses: &'a [Vec<f32>],
+    detail_scale: f64,
+    slot: usize,
+    t: &Entry,
+    need: Need,
+) -> ErrorModel<'a> {
+    let curve = if options.error_model == LossModel::Measured {
+        Curve::new(&losses[slot], t.levels as usize)
+    } else {
+        None
+    };
+    ErrorModel::new(options, t.boost, need, curve, detail_scale)
+}
+
 impl Entry {
     /// Bytes growing this texture from what it holds (`r`; its tail when
     /// `None`) into `level` in `tier` needs beside the plan for a moment:
@@ -354,7 +372,14 @@ impl Planner {
         Curve::new(self.losses.get(slot)?, t.levels as usize)
     }
 
-    pub(super) fn build_chains(&mut self, resident: &[ResidentState], frame: u64) {
+    /// Builds every texture's chain for the fit. With `fix`, a texture
+    /// whose only state is its tail (it wants nothing finer) gets no chain:
+    /// its plan is written here, its bytes and error are summed into
+    /// [`Planner::fixed`] for the fit and the certificate to add back (in a
+    /// large scene most textures, most frames: a single-state chain is a
+    /// constant to the fit, but building and carrying it cost more than the
+    /// rest of the plan).
+    pub(super) fn build_chains(&mut self, resident: &[ResidentState], frame: u64, fix: bool) {
         self.update_detail_scale();
         self.chains.clear();
         self.states.clear();
@@ -362,6 +387,12 @@ impl Planner {
         self.sticky.clear();
         self.order.clear();
         self.offsets.push(0);
+        self.fixed = Fixed::default();
+        self.plan.textures.clear();
+        self.plan
+            .textures
+            .resize(self.textures.len(), TexturePlan::default());
+        self.plan.tail_bytes = 0;
         for slot in 0..self.textures.len() {
             let Some(t) = self.textures[slot] else {
                 continue;
@@ -369,14 +400,41 @@ impl Planner {
             let need = self.need(slot);
             let wanted = self.wanted_level(&t, need.finest, self.wanted[slot]);
             self.wanted[slot] = wanted;
-            let curve = if self.options.error_model == LossModel::Measured {
-                Curve::new(&self.losses[slot], t.levels as usize)
-            } else {
-                None
-            };
-            let model = ErrorModel::new(&self.options, t.boost, need, curve, self.detail_scale);
-            let pool = &self.pool;
             let r = resident.get(slot).copied();
+            if fix && wanted >= t.tail_level {
+                let tail = State {
+                    level: t.tail_level,
+                    tier: Tier::Full,
+                };
+                let bytes = t.bytes(&self.pool, tail.level, tail.tier);
+                // the error `ErrorModel` gives a texture at its tail: the
+                // tie-break alone when nothing shows it or every pixel
+                // needs the tail or coarser (both models' error is then 0
+                // at the tail, the measured curves being non-decreasing):
+                // the curves, a cache miss each, are read only otherwise
+                let bias = self.options.lod_bias as f64;
+                let coarse = |lod: f32| lod as f64 + bias >= tail.level as f64;
+                let error = if need.coverage > 0.0 && !(coarse(need.typical) && coarse(need.finest))
+                {
+                    self.model_of(slot, &t, need).at(tail.level, tail.tier)
+                } else {
+                    1e-12 * tail.level as f64
+                };
+                self.fixed.bytes += bytes;
+                self.fixed.error += error;
+                self.plan.tail_bytes += bytes;
+                self.plan.textures[slot] = self.texture_plan(slot, &t, tail, error, resident);
+                continue;
+            }
+            let model = model_of(
+                &self.options,
+                &self.losses,
+                self.detail_scale,
+                slot,
+                &t,
+                need,
+            );
+            let pool = &self.pool;
             let restaged = self.restaged_growth;
             let grow = |level: u32, tier: Tier| t.growth_bytes(pool, restaged, r, level, tier);
             let push =
@@ -443,66 +501,83 @@ impl Planner {
         }
     }
 
+    /// The error model of the texture `t` in `slot` for `need` this frame.
+    fn model_of(&self, slot: usize, t: &Entry, need: Need) -> ErrorModel<'_> {
+        model_of(
+            &self.options,
+            &self.losses,
+            self.detail_scale,
+            slot,
+            t,
+            need,
+        )
+    }
+
+    /// The plan of the texture `t` in `slot` given the state the fit chose
+    /// for it and that state's error.
+    fn texture_plan(
+        &self,
+        slot: usize,
+        t: &Entry,
+        chosen: State,
+        error_to: f64,
+        resident: &[ResidentState],
+    ) -> TexturePlan {
+        let (lod, cov) = (self.sums[slot + 1].lod(), self.sums[slot + 1].coverage);
+        let wanted = self.wanted[slot];
+        let limit = if chosen.level > wanted || chosen.tier == Tier::Compact {
+            Some(Limit::Budget)
+        } else if t.finest_allowed > 0
+            && wanted == t.finest_allowed
+            && (lod + self.options.lod_bias).floor() < wanted as f32
+        {
+            Some(Limit::MaxResolution)
+        } else {
+            None
+        };
+        let r = resident
+            .get(slot)
+            .map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
+        let pool = &self.pool;
+        // the loader serves the largest error removed per byte first;
+        // nothing to load when it stays or shrinks within the full tier
+        // (no error removed: a level's error never falls as it coarsens)
+        let shrinks = r.1 == Tier::Full && chosen.tier == Tier::Full && r.0 <= chosen.level;
+        let priority = if (chosen.level, chosen.tier) == r || shrinks {
+            0.0
+        } else {
+            let model = self.model_of(slot, t, self.need(slot));
+            let e_now = model.at(r.0, r.1);
+            let b_now = t.bytes(pool, r.0, r.1);
+            let b_to = t.bytes(pool, chosen.level, chosen.tier);
+            ((e_now - error_to).max(0.0) / b_to.saturating_sub(b_now).max(1) as f64) as f32
+        };
+        TexturePlan {
+            lod,
+            coverage: cov,
+            wanted,
+            target: chosen.level,
+            tier: chosen.tier,
+            limit,
+            priority,
+            prefetch: false,
+        }
+    }
+
+    /// Writes the plan of every texture with a chain (those without were
+    /// written by [`build_chains`](Self::build_chains)) and the plan's
+    /// totals.
     pub(super) fn write_plan(&mut self, resident: &[ResidentState], budget: u64, used: u64) {
-        self.plan.textures.clear();
-        self.plan
-            .textures
-            .resize(self.textures.len(), TexturePlan::default());
         self.plan.budget = budget;
         self.plan.bytes = used;
-        self.plan.tail_bytes = 0;
         self.plan.over_budget = false;
-        for (i, &slot) in self.order.iter().enumerate() {
-            let t = self.textures[slot]
-                .as_ref()
-                .expect("planned textures exist");
-            let base = self.offsets[i] as usize;
-            let chosen = self.states[base + self.choice[i] as usize];
-            let (lod, cov) = (self.sums[slot + 1].lod(), self.sums[slot + 1].coverage);
-            let wanted = self.wanted[slot];
-            let limit = if chosen.level > wanted || chosen.tier == Tier::Compact {
-                Some(Limit::Budget)
-            } else if t.finest_allowed > 0
-                && wanted == t.finest_allowed
-                && (lod + self.options.lod_bias).floor() < wanted as f32
-            {
-                Some(Limit::MaxResolution)
-            } else {
-                None
-            };
-            let r = resident
-                .get(slot)
-                .map_or((t.tail_level, Tier::Full), |r| (r.level, r.tier));
-            let pool = &self.pool;
-            // the loader serves the largest error removed per byte first
-            let priority = if (chosen.level, chosen.tier) == r {
-                0.0
-            } else {
-                let need = self.need(slot);
-                let model = ErrorModel::new(
-                    &self.options,
-                    t.boost,
-                    need,
-                    self.curve_of(slot),
-                    self.detail_scale,
-                );
-                let e_now = model.at(r.0, r.1);
-                let b_now = t.bytes(pool, r.0, r.1);
-                let e_to = self.chains[base + self.choice[i] as usize].error;
-                let b_to = t.bytes(pool, chosen.level, chosen.tier);
-                ((e_now - e_to).max(0.0) / b_to.saturating_sub(b_now).max(1) as f64) as f32
-            };
-            self.plan.tail_bytes += t.bytes(pool, t.tail_level, Tier::Full);
-            self.plan.textures[slot] = TexturePlan {
-                lod,
-                coverage: cov,
-                wanted,
-                target: chosen.level,
-                tier: chosen.tier,
-                limit,
-                priority,
-                prefetch: false,
-            };
+        for i in 0..self.order.len() {
+            let slot = self.order[i];
+            let t = self.textures[slot].expect("planned textures exist");
+            let at = self.offsets[i] as usize + self.choice[i] as usize;
+            let (chosen, error) = (self.states[at], self.chains[at].error);
+            self.plan.tail_bytes += t.bytes(&self.pool, t.tail_level, Tier::Full);
+            self.plan.textures[slot] = self.texture_plan(slot, &t, chosen, error, resident);
         }
     }
 }

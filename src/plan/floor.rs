@@ -3,7 +3,8 @@
 //! needing it, marked `prefetch` (loaded last, given up first; see
 //! [`super::PlannerOptions::spare_floor`]).
 
-use super::{Planner, ResidentState};
+use super::{Entry, Planner, ResidentState};
+use crate::kinds::Tier;
 
 impl Planner {
     /// The spare-budget floor level of the last plan, if one was applied.
@@ -11,17 +12,74 @@ impl Planner {
         self.floor
     }
 
-    /// `costs[l]`: extra bytes of holding every texture at least at level
-    /// `l`, for every `l` up to `coarsest`, in one pass over the textures.
-    fn floor_costs(&self, coarsest: u32) -> Vec<u64> {
+    /// What `t` adds to `costs[l]` (see [`floor_costs`](Self::floor_costs))
+    /// held at `target` in `tier`, for every `l` below both: the bytes of
+    /// holding it at `l` (or its finest allowed, when that is finer than
+    /// `target`) beyond those. (A finest allowed coarser than the target,
+    /// as when it is coarser than the tail, adds nothing; it used to wrap
+    /// the cost round below zero.)
+    fn floor_cost_of<'a>(
+        pool: &'a [u64],
+        t: &Entry,
+        target: u32,
+        tier: Tier,
+        coarsest: u32,
+    ) -> impl Iterator<Item = (usize, u64)> + 'a {
+        let now = t.bytes(pool, target, tier);
+        let t = *t;
+        (0..target.min(coarsest + 1)).map(move |l| {
+            let level = l.max(t.finest_allowed.min(target));
+            (l as usize, t.bytes(pool, level, tier) - now)
+        })
+    }
+
+    /// The textures' largest tail level, and `floor_at_tails` up to date.
+    fn tails_floor(&mut self) -> u32 {
+        let coarsest = self.floor_at_tails.len().saturating_sub(1) as u32;
+        if self.floor_at_tails_fresh {
+            return coarsest;
+        }
+        self.floor_at_tails_fresh = true;
+        let coarsest = self
+            .textures
+            .iter()
+            .flatten()
+            .map(|t| t.tail_level)
+            .max()
+            .unwrap_or(0);
         let mut costs = vec![0u64; coarsest as usize + 1];
+        for t in self.textures.iter().flatten() {
+            for (l, c) in Self::floor_cost_of(&self.pool, t, t.tail_level, Tier::Full, coarsest) {
+                costs[l] += c;
+            }
+        }
+        self.floor_at_tails = costs;
+        coarsest
+    }
+
+    /// `costs[l]`: extra bytes of holding every texture at least at level
+    /// `l`, for every `l` up to `coarsest` (the largest tail level): the
+    /// costs with every texture at its tail (kept between plans: they
+    /// change with the textures alone), corrected for the textures the fit
+    /// chose finer for (those with a chain; the others sit at their tails).
+    fn floor_costs(&mut self) -> Vec<u64> {
+        let coarsest = self.tails_floor();
+        let mut costs = self.floor_at_tails.clone();
         let pool = &self.pool;
-        for (t, p) in self.textures.iter().zip(&self.plan.textures) {
-            let Some(t) = t.as_ref() else { continue };
-            let now = t.bytes(pool, p.target, p.tier);
-            for l in 0..p.target.min(coarsest + 1) {
-                let level = l.max(t.finest_allowed);
-                costs[l as usize] += t.bytes(pool, level, p.tier) - now;
+        for &slot in &self.order {
+            let Some(t) = self.textures[slot].as_ref() else {
+                continue;
+            };
+            let p = &self.plan.textures[slot];
+            if (p.target, p.tier) == (t.tail_level, Tier::Full) {
+                continue;
+            }
+            // exact in wrapping arithmetic: every total is a real cost
+            for (l, c) in Self::floor_cost_of(pool, t, p.target, p.tier, coarsest) {
+                costs[l] = costs[l].wrapping_add(c);
+            }
+            for (l, c) in Self::floor_cost_of(pool, t, t.tail_level, Tier::Full, coarsest) {
+                costs[l] = costs[l].wrapping_sub(c);
             }
         }
         costs
@@ -33,15 +91,9 @@ impl Planner {
     /// needs change a little.
     pub(super) fn raise_floor(&mut self, budget: u64, resident: &[ResidentState]) {
         let spare = budget.saturating_sub(self.plan.bytes);
-        let coarsest = self
-            .textures
-            .iter()
-            .flatten()
-            .map(|t| t.tail_level)
-            .max()
-            .unwrap_or(0);
         // the cost only falls as the floor gets coarser: find the finest that fits
-        let costs = self.floor_costs(coarsest);
+        let costs = self.floor_costs();
+        let coarsest = costs.len() as u32 - 1;
         let fits = |l: u32, margin: f64| (costs[l as usize] as f64) <= spare as f64 * margin;
         let kept = self.floor.filter(|&l| l <= coarsest && fits(l, 1.0));
         let finest = (0..coarsest).find(|&l| fits(l, 0.9));
@@ -52,7 +104,13 @@ impl Planner {
         self.floor = floor;
         let floor = floor.unwrap_or(coarsest);
         let mut extra = 0;
-        for (t, p) in self.textures.iter().zip(self.plan.textures.iter_mut()) {
+        // (no texture's target is coarser than the coarsest tail)
+        let textures = if floor < coarsest {
+            &self.textures[..]
+        } else {
+            &[]
+        };
+        for (t, p) in textures.iter().zip(self.plan.textures.iter_mut()) {
             let Some(t) = t.as_ref() else { continue };
             let level = p.target.min(floor.max(t.finest_allowed));
             if level < p.target {

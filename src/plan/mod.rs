@@ -242,6 +242,14 @@ impl Entry {
     }
 }
 
+/// What the textures left out of the fit hold (each its tail, the only
+/// state it has this plan): bytes and error, constants to the fit.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fixed {
+    bytes: u64,
+    error: f64,
+}
+
 /// A texture's loss curves as the planner stores them (see
 /// [`Planner::losses`]): the full tier's made non-decreasing, then the
 /// compact tier's, at least the full tier's, and its blur equivalent; empty
@@ -422,6 +430,17 @@ pub struct Planner {
     sticky: Vec<Stickiness>,
     order: Vec<usize>,
     choice: Vec<u32>,
+    /// The textures [`chains`]'s `build_chains` gave no chain this plan.
+    fixed: Fixed,
+    /// `floor_at_tails[l]`: the spare floor's cost at level `l` with every
+    /// texture at its tail (see [`floor`]), and whether it is up to date
+    /// (it changes only with the textures).
+    floor_at_tails: Vec<u64>,
+    floor_at_tails_fresh: bool,
+    /// Tests: give every texture a chain, as before single-state textures
+    /// were left out of the fit (the plans must not differ).
+    #[cfg(test)]
+    chain_every_texture: bool,
     fitter: Fitter,
     bound: bound::Bound,
     plan: Plan,
@@ -521,6 +540,7 @@ impl Planner {
         }
         self.losses[slot] = loss_curves(&texture);
         self.detail_scale_fresh = false;
+        self.floor_at_tails_fresh = false;
         self.wanted[slot] = texture.tail_level;
         self.last_seen[slot] = u64::MAX;
         let levels = texture
@@ -582,6 +602,7 @@ impl Planner {
             *l = Vec::new();
         }
         self.detail_scale_fresh = false;
+        self.floor_at_tails_fresh = false;
         if let Some(e) = self.textures.get_mut(slot).and_then(Option::take) {
             self.pool_garbage += e.capacity as usize;
             let sum = slot as u32 + 1;
@@ -721,29 +742,41 @@ impl Planner {
             self.plan_by_policy(budget, resident, meshes, frame);
             return &self.plan;
         }
-        self.build_chains(resident, frame);
+        #[cfg(test)]
+        let fix = !self.chain_every_texture;
+        #[cfg(not(test))]
+        let fix = true;
+        self.build_chains(resident, frame, fix);
+        if self.fixed.bytes > budget {
+            // the tails alone do not fit: the fit holds them anyway, and
+            // sees every texture to do it the same way as always
+            self.build_chains(resident, frame, false);
+        }
+        let fixed = self.fixed;
         let first_mesh_chain = self.order.len();
         self.build_mesh_chains(meshes, frame);
         let used = self.fitter.fit(
             &self.chains,
             &self.offsets,
             &self.sticky,
-            budget,
+            budget - fixed.bytes,
             &mut self.choice,
         );
-        self.write_plan(resident, budget, used);
+        self.write_plan(resident, budget, used + fixed.bytes);
         self.plan.growth_room = self.fitter.room();
-        self.plan.fit_error = (0..self.choice.len())
-            .map(|i| self.chains[self.offsets[i] as usize + self.choice[i] as usize].error)
-            .sum();
+        self.plan.fit_error = fixed.error
+            + (0..self.choice.len())
+                .map(|i| self.chains[self.offsets[i] as usize + self.choice[i] as usize].error)
+                .sum::<f64>();
         self.plan.fit_bound = if self.options.certify {
             bound::lower_bound(
                 &mut self.bound,
                 &self.chains,
                 &self.offsets,
-                budget,
+                budget - fixed.bytes,
                 self.fitter.marginal_gain(),
             )
+            .map(|b| b + fixed.error)
         } else {
             None
         };
