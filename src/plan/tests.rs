@@ -699,7 +699,7 @@ proptest! {
                 .enumerate()
                 .map(|(i, t)| {
                     let old = resident.get(i).copied();
-                    let (level, tier) = if (i as u64 + frame) % 3 == 0 {
+                    let (level, tier) = if (i as u64 + frame).is_multiple_of(3) {
                         old.map_or((texs[i].tail_level, Tier::Full), |r| (r.level, r.tier))
                     } else {
                         (t.target, t.tier)
