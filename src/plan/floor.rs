@@ -103,14 +103,25 @@ impl Planner {
         };
         self.floor = floor;
         let floor = floor.unwrap_or(coarsest);
+        // One pass raises every texture to the floor and offers each its
+        // next level: what is left after the floor buys one more level for
+        // the textures nearest to needing it (smallest lod), those already
+        // holding it first, so the choice is stable from frame to frame.
+        // (order bucket, slot, cost): held first, then by lod in eighths of a
+        // mip (unseen last), placed by a counting sort: no comparisons, for
+        // the ten thousand textures a frame may offer. A step costing more
+        // than the spare budget less the floor raised so far cannot fit
+        // what is left after it either.
+        const BUCKETS: usize = 256;
+        let mut steps = std::mem::take(&mut self.floor_steps);
+        steps.clear();
         let mut extra = 0;
-        // (no texture's target is coarser than the coarsest tail)
-        let textures = if floor < coarsest {
-            &self.textures[..]
-        } else {
-            &[]
-        };
-        for (t, p) in textures.iter().zip(self.plan.textures.iter_mut()) {
+        for (slot, (t, p)) in self
+            .textures
+            .iter()
+            .zip(self.plan.textures.iter_mut())
+            .enumerate()
+        {
             let Some(t) = t.as_ref() else { continue };
             let level = p.target.min(floor.max(t.finest_allowed));
             if level < p.target {
@@ -123,64 +134,53 @@ impl Planner {
                     p.priority = 1e-25;
                 }
             }
+            if p.target <= t.finest_allowed {
+                continue;
+            }
+            let to = p.target - 1;
+            let cost = t.bytes(&self.pool, to, p.tier) - t.bytes(&self.pool, p.target, p.tier);
+            if cost > spare.saturating_sub(extra) {
+                continue;
+            }
+            let held = resident
+                .get(slot)
+                .is_some_and(|r| r.level <= to && r.tier == p.tier);
+            let q = if p.lod.is_finite() {
+                ((p.lod.clamp(-8.0, 23.0) + 8.0) * 8.0) as usize
+            } else {
+                BUCKETS - 1
+            };
+            let bucket = (!held as usize) * BUCKETS + q.min(BUCKETS - 1);
+            steps.push((bucket as u32, slot as u32, cost));
         }
         self.plan.bytes += extra;
-        // What is left buys one more level for the textures nearest to
-        // needing it (smallest lod), those already holding it first, so the
-        // choice is stable from frame to frame.
         let mut left = budget.saturating_sub(self.plan.bytes);
         if left == 0 {
-            return;
+            steps.clear();
         }
-        // (order bucket, slot, cost): held first, then by lod in eighths of a
-        // mip (unseen last), placed by a counting sort: one pass, no
-        // comparisons, for the ten thousand textures a frame may offer
-        const BUCKETS: usize = 256;
-        let mut steps: Vec<(u32, u32, u64)> = self
-            .textures
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, t)| {
-                let t = t.as_ref()?;
-                let p = &self.plan.textures[slot];
-                if p.target <= t.finest_allowed {
-                    return None;
-                }
-                let to = p.target - 1;
-                let cost = t.bytes(&self.pool, to, p.tier) - t.bytes(&self.pool, p.target, p.tier);
-                if cost > left {
-                    return None;
-                }
-                let held = resident
-                    .get(slot)
-                    .is_some_and(|r| r.level <= to && r.tier == p.tier);
-                let q = if p.lod.is_finite() {
-                    ((p.lod.clamp(-8.0, 23.0) + 8.0) * 8.0) as usize
-                } else {
-                    BUCKETS - 1
-                };
-                let bucket = (!held as usize) * BUCKETS + q.min(BUCKETS - 1);
-                Some((bucket as u32, slot as u32, cost))
-            })
-            .collect();
+        steps.retain(|s| s.2 <= left);
         let total: u64 = steps.iter().map(|s| s.2).sum();
-        if total > left {
-            let mut starts = vec![0usize; 2 * BUCKETS + 1];
+        let mut sorted = std::mem::take(&mut self.floor_sorted);
+        let order = if total > left {
+            let mut starts = [0usize; 2 * BUCKETS + 1];
             for s in &steps {
                 starts[s.0 as usize + 1] += 1;
             }
             for i in 1..starts.len() {
                 starts[i] += starts[i - 1];
             }
-            let mut sorted = vec![(0u32, 0u32, 0u64); steps.len()];
+            sorted.clear();
+            sorted.resize(steps.len(), (0, 0, 0));
             for s in &steps {
                 let at = &mut starts[s.0 as usize];
                 sorted[*at] = *s;
                 *at += 1;
             }
-            steps = sorted;
-        }
-        for (_, slot, cost) in steps {
+            &sorted
+        } else {
+            &steps
+        };
+        for &(_, slot, cost) in order {
             let slot = slot as usize;
             if cost > left {
                 continue;
@@ -194,5 +194,7 @@ impl Planner {
                 p.priority = 1e-25;
             }
         }
+        self.floor_steps = steps;
+        self.floor_sorted = sorted;
     }
 }

@@ -437,6 +437,9 @@ pub struct Planner {
     /// (it changes only with the textures).
     floor_at_tails: Vec<u64>,
     floor_at_tails_fresh: bool,
+    /// Scratch of the spare floor's next-level steps (see [`floor`]).
+    floor_steps: Vec<(u32, u32, u64)>,
+    floor_sorted: Vec<(u32, u32, u64)>,
     /// Tests: give every texture a chain, as before single-state textures
     /// were left out of the fit (the plans must not differ).
     #[cfg(test)]
