@@ -5,6 +5,7 @@
 //! is recorded as an out-of-memory event; what to do with the steps after it
 //! is the caller's (see [`Streamer::carry_out`]).
 
+use super::slots::Facts;
 use super::work::{self, Asset, Op, Step, UploadRoom};
 use super::{BelowReason, Streamer, TextureId};
 use crate::gpu::{AllocError, GpuTexture};
@@ -42,7 +43,8 @@ impl Streamer {
         let mut work = false;
         loop {
             let steps = {
-                let facts = self.texture_facts(all);
+                let which = if all { Facts::All } else { Facts::Shrinking };
+                let facts = self.texture_facts(which);
                 decide(&facts, &mut self.context(), &mut room.clone(), failed)
             };
             let carried = self.carry_out(steps, room, false);

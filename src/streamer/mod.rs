@@ -570,7 +570,9 @@ impl Streamer {
         self.keep_pool_within_budget();
         // 3. growth; after a failed allocation the rest waits
         let steps = {
-            let (textures, meshes) = (self.texture_facts(false), self.mesh_facts());
+            let paused = self.budget.growth_paused(self.frame);
+            let textures = self.texture_facts(slots::Facts::Growing { paused });
+            let meshes = self.mesh_facts();
             work::grow(&textures, &meshes, &mut self.context(), &mut room.clone())
         };
         work |= self.carry_out(steps, &mut room, true).work;

@@ -84,11 +84,29 @@ impl TextureSlots {
     }
 }
 
+/// Which textures' facts the decisions are given (see
+/// [`Streamer::texture_facts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Facts {
+    /// Every texture.
+    All,
+    /// Those whose plan is coarser than what they hold or in another tier:
+    /// the only ones [`work::shrink_textures`] acts on.
+    Shrinking,
+    /// Those whose plan is finer than what they hold or in another tier and
+    /// that have levels arrived (all of them while growth is `paused`, when
+    /// each is reported held back): the only ones [`work::grow`] can build
+    /// or hold. At 10,000 textures thousands wait for loads still in
+    /// flight; their facts, their place in the growth order and a lookup
+    /// of their arrived levels each cost every frame.
+    Growing { paused: bool },
+}
+
 impl Streamer {
-    /// The facts of the textures whose plan differs from what they hold
-    /// (the others neither shrink nor grow), or with `all`, of every one.
-    pub(super) fn texture_facts(&self, all: bool) -> Vec<work::TextureFacts<'_>> {
-        if all {
+    /// The facts of the textures `which` selects among those whose plan
+    /// differs from what they hold (the others neither shrink nor grow).
+    pub(super) fn texture_facts(&self, which: Facts) -> Vec<work::TextureFacts<'_>> {
+        if which == Facts::All {
             let facts = self.textures.iter::<TextureId>();
             return facts
                 .map(|(id, e)| e.facts(id, self.texture_plan(id)))
@@ -99,42 +117,20 @@ impl Streamer {
         let resident = self.slots.resident();
         let differs = (0..resident.len()).filter_map(|slot| {
             let (p, r) = (plan.get(slot).copied().unwrap_or_default(), resident[slot]);
-            (p.tier != r.tier || p.target != r.level).then_some((slot, p))
+            let wanted = match which {
+                Facts::Shrinking => p.tier != r.tier || p.target > r.level,
+                _ => p.tier != r.tier || p.target < r.level,
+            };
+            wanted.then_some((slot, p))
         });
         let facts = differs.filter_map(|(slot, p)| {
             let id = self.textures.id_at::<TextureId>(slot)?;
-            Some(self.textures.get(id).expect("a live slot").facts(id, p))
+            let e = self.textures.get(id).expect("a live slot");
+            if which == (Facts::Growing { paused: false }) && e.pending.is_empty() {
+                return None;
+            }
+            Some(e.facts(id, p))
         });
         facts.collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slots_grow_free_and_flag() {
-        let mut s = TextureSlots::default();
-        let held = ResidentState {
-            level: 3,
-            tier: Tier::Compact,
-            since_frame: 7,
-        };
-        s.set(4, held);
-        assert_eq!(s.len(), 5);
-        assert_eq!(s.resident()[4], held);
-        assert_eq!(s.resident()[1], FREE);
-        assert!(s.needs_attention(4) && !s.needs_attention(1));
-        s.set_attention(4, false);
-        assert!(!s.needs_attention(4));
-        s.touch(4);
-        assert!(s.needs_attention(4));
-        s.free(4);
-        assert_eq!(s.resident()[4], FREE);
-        assert!(!s.needs_attention(4));
-        // out of range: nothing to flag, nothing breaks
-        s.touch(99);
-        assert!(!s.needs_attention(99));
     }
 }
