@@ -9,10 +9,18 @@ use super::fit::{Candidate, Stickiness};
 #[cfg(test)]
 use super::PlanTexture;
 use super::{
-    Entry, Fixed, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
+    Entry, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
     DEFAULT_DETAIL_MSE,
 };
 use crate::kinds::Tier;
+
+/// What the textures left out of the fit hold (each its tail, the only
+/// state it has this plan): bytes and error, constants to the fit.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Fixed {
+    pub(super) bytes: u64,
+    pub(super) error: f64,
+}
 
 /// A chain entry's state, parallel to the fit's candidates.
 #[derive(Debug, Clone, Copy)]

@@ -50,10 +50,9 @@ pub mod view;
 use crate::kinds::Tier;
 #[cfg(test)]
 use chains::Need;
-use chains::State;
+use chains::{Fixed, State};
 use density::{Binding, ObjectTerms, TextureNeedSum};
 use fit::{Candidate, Fitter, Stickiness};
-use glam::Vec3;
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
 pub use policy::Policy;
 pub use view::{Frustum, View, ViewError};
@@ -240,14 +239,6 @@ impl Entry {
             };
         pool[at as usize]
     }
-}
-
-/// What the textures left out of the fit hold (each its tail, the only
-/// state it has this plan): bytes and error, constants to the fit.
-#[derive(Debug, Clone, Copy, Default)]
-struct Fixed {
-    bytes: u64,
-    error: f64,
 }
 
 /// A texture's loss curves as the planner stores them (see
@@ -626,92 +617,6 @@ impl Planner {
         }
         self.pool = packed;
         self.pool_garbage = 0;
-    }
-
-    /// Sets or replaces the object in `slot`: its bounding box (`center` plus
-    /// or minus `half`) and, per texture slot it uses, the world units one UV
-    /// unit spans.
-    pub fn set_object(&mut self, slot: usize, center: Vec3, half: Vec3, textures: &[(usize, f32)]) {
-        if self.objects.len() <= slot {
-            let empty = ObjectSlot {
-                start: 0,
-                len: 0,
-                alive: false,
-            };
-            self.objects.resize(slot + 1, empty);
-        }
-        let bindings = textures.iter().filter_map(|&(t, world_per_uv)| {
-            let size = self.textures.get(t)?.as_ref()?.size.max(1);
-            Some(Binding {
-                sum: t as u32 + 1,
-                object: slot as u32,
-                lod_offset: (size as f32).log2() - world_per_uv.max(1e-9).log2(),
-            })
-        });
-        let bindings: Vec<Binding> = bindings.collect();
-        let o = &mut self.objects[slot];
-        let old = o.start as usize..(o.start + o.len) as usize;
-        if o.alive && bindings.len() <= old.len() {
-            let start = old.start;
-            self.bindings[start..start + bindings.len()].copy_from_slice(&bindings);
-            self.bindings[start + bindings.len()..old.end]
-                .iter_mut()
-                .for_each(Binding::kill);
-            self.garbage += old.len() - bindings.len();
-        } else {
-            if o.alive {
-                self.garbage += old.len();
-                self.bindings[old].iter_mut().for_each(Binding::kill);
-            }
-            o.start = self.bindings.len() as u32;
-            self.bindings.extend_from_slice(&bindings);
-        }
-        let o = &mut self.objects[slot];
-        o.len = bindings.len() as u32;
-        o.alive = true;
-        self.layout.set(slot, center, half);
-        self.layout.bindings_changed(slot);
-        if self.garbage > 1024 && self.garbage > self.bindings.len() / 2 {
-            self.compact_bindings();
-        }
-    }
-
-    /// Moves the object in `slot`.
-    pub fn move_object(&mut self, slot: usize, center: Vec3, half: Vec3) {
-        if self.objects.get(slot).is_some_and(|o| o.alive) {
-            self.layout.set(slot, center, half);
-        }
-        self.move_mesh_object(slot, center, half);
-    }
-
-    /// Removes the object in `slot`.
-    pub fn remove_object(&mut self, slot: usize) {
-        self.remove_mesh_object(slot);
-        if let Some(o) = self.objects.get_mut(slot).filter(|o| o.alive) {
-            self.layout.removed(slot);
-            o.alive = false;
-            self.garbage += o.len as usize;
-            let range = o.start as usize..(o.start + o.len) as usize;
-            self.bindings[range].iter_mut().for_each(Binding::kill);
-        }
-    }
-
-    /// Packs the live objects' bindings in layout order (the per-object
-    /// pass reads them in that order).
-    fn compact_bindings(&mut self) {
-        let mut packed = Vec::with_capacity(self.bindings.len() - self.garbage);
-        let objects = self.layout.slot.iter().map(|&s| s as usize);
-        for slot in objects {
-            let o = &mut self.objects[slot];
-            if !o.alive {
-                continue;
-            }
-            let start = o.start as usize;
-            o.start = packed.len() as u32;
-            packed.extend_from_slice(&self.bindings[start..start + o.len as usize]);
-        }
-        self.bindings = packed;
-        self.garbage = 0;
     }
 
     /// Plans residency for `views` within `budget` bytes. `resident[slot]` is

@@ -6,7 +6,7 @@
 //! is the caller's (see [`Streamer::carry_out`]).
 
 use super::slots::Facts;
-use super::work::{self, Asset, Op, Step, UploadRoom};
+use super::work::{self, Asset, Context, Op, Step, UploadRoom};
 use super::{BelowReason, Streamer, TextureId};
 use crate::gpu::{AllocError, GpuTexture};
 use crate::ids::MeshId;
@@ -24,6 +24,24 @@ pub(super) struct Carried {
 }
 
 impl Streamer {
+    /// The decisions' setting: a copy of the books and the frame's limits.
+    pub(super) fn context(&self) -> Context {
+        Context {
+            books: self.gpu.books(),
+            hard_budget: self.hard_budget(),
+            paused: self.budget.growth_paused(self.frame),
+            cross_fade: self.options.mesh_cross_fade_frames > 0,
+            plan_bytes: self.planner.last_plan().bytes,
+        }
+    }
+
+    pub(super) fn mesh_facts(&self) -> Vec<work::MeshFacts> {
+        self.meshes
+            .iter::<MeshId>()
+            .map(|(id, e)| e.facts(id, self.mesh_plan(id)))
+            .collect()
+    }
+
     /// Carries out the shrinks `decide` picks until none fails: a texture
     /// whose allocation is refused joins `failed` and the rest are decided
     /// again on the books as they now stand. Returns whether any GPU work

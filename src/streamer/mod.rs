@@ -131,7 +131,7 @@ use objects::ObjectEntry;
 use plan_thread::PlanHandle;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-use work::{Context, UploadRoom};
+use work::UploadRoom;
 
 /// Why a streamer call failed.
 #[derive(Debug, thiserror::Error)]
@@ -591,24 +591,6 @@ impl Streamer {
             self.gpu
                 .trim_pool(self.gpu.pool_bytes().saturating_sub(excess));
         }
-    }
-
-    /// The decisions' setting: a copy of the books and the frame's limits.
-    fn context(&self) -> Context {
-        Context {
-            books: self.gpu.books(),
-            hard_budget: self.hard_budget(),
-            paused: self.budget.growth_paused(self.frame),
-            cross_fade: self.options.mesh_cross_fade_frames > 0,
-            plan_bytes: self.planner.last_plan().bytes,
-        }
-    }
-
-    fn mesh_facts(&self) -> Vec<work::MeshFacts> {
-        self.meshes
-            .iter::<MeshId>()
-            .map(|(id, e)| e.facts(id, self.mesh_plan(id)))
-            .collect()
     }
 
     fn end_frame(&mut self) {
