@@ -118,26 +118,14 @@ impl Drop for Worker {
 /// slept: at normal priority the woken planner often took the core from
 /// the render thread that woke it (on GL at 10,000 textures, the render
 /// thread's share of the plan went from 0.03 to 1.6-1.7 ms p99 in two of
-/// four runs of `bench-update`; niced, 0.03-0.06 in all four). On Linux it
-/// also runs as `SCHED_BATCH`, whose wake-ups do not preempt a running
-/// thread. Not being able to (a platform without the calls, a sandbox) is
-/// harmless.
+/// four runs of `bench-update`; niced, 0.03-0.06 in all four). Not being
+/// able to (a platform without the call, a sandbox) is harmless.
 fn below_the_render_thread() {
     #[cfg(not(target_arch = "wasm32"))]
     if let Ok(value) = thread_priority::ThreadPriorityValue::try_from(25u8) {
-        let priority = thread_priority::ThreadPriority::Crossplatform(value);
-        #[cfg(target_os = "linux")]
-        {
-            use thread_priority::unix::{
-                set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
-                ThreadSchedulePolicy,
-            };
-            let batch = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch);
-            if set_thread_priority_and_policy(thread_native_id(), priority, batch).is_ok() {
-                return;
-            }
-        }
-        let _ = thread_priority::set_current_thread_priority(priority);
+        let _ = thread_priority::set_current_thread_priority(
+            thread_priority::ThreadPriority::Crossplatform(value),
+        );
     }
 }
 
