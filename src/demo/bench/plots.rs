@@ -88,10 +88,14 @@ fn sweep_chart(
     {
         let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
-        // the legend gets a column of its own: it never covers a point
-        let (plot, legend) = root.split_horizontally(W - 150);
+        // the legend gets a column of its own: it never covers a point,
+        // and is wide enough for the longest key ("mipstream_geometric",
+        // about 170 px at 16 px after its 36 px line)
+        // (the caption over both, centred on the whole width: over the plot
+        // alone a long one ran off its left edge)
+        let titled = root.titled(caption, ("sans-serif", 17)).map_err(plot_err)?;
+        let (plot, legend) = titled.split_horizontally(W - 220);
         let mut chart = ChartBuilder::on(&plot)
-            .caption(caption, ("sans-serif", 17))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(56)
