@@ -126,6 +126,12 @@ fn interpolate(curve: &[f32], x: f64) -> f64 {
     curve[i] as f64 * (1.0 - f) + curve[i + 1] as f64 * f
 }
 
+/// The vanishing error of every state (see [`ErrorModel::at`]): `loss` is
+/// the tier's quality loss (0 for the full tier).
+fn tie_break(level: u32, loss: f64) -> f64 {
+    1e-12 * (level as f64 + loss)
+}
+
 /// The visible-error model of one texture this frame (see the module docs):
 /// the error of holding it at a level in a tier. Measured when the texture
 /// carries its loss curves and the planner uses [`super::LossModel::Measured`]
@@ -207,7 +213,7 @@ impl<'a> ErrorModel<'a> {
         // A vanishing term per level and tier keeps every step worth taking,
         // so spare budget still brings unseen or covered-by-nothing textures
         // to their wanted level, after everything that shows.
-        let tie = 1e-12 * (level as f64 + loss);
+        let tie = tie_break(level, loss);
         if self.weight <= 0.0 {
             return tie;
         }
@@ -246,6 +252,19 @@ fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: T
     ErrorModel::new(opts, t.boost, need, None, 1.0).at(level, tier)
 }
 
+/// The measured curves `stored` for a texture of `levels` levels, when the
+/// planner's `options` judge by them.
+fn measured_curve<'a>(
+    options: &PlannerOptions,
+    stored: &'a [f32],
+    levels: u32,
+) -> Option<Curve<'a>> {
+    if options.error_model != LossModel::Measured {
+        return None;
+    }
+    Curve::new(stored, levels as usize)
+}
+
 /// The error model of the texture `t` in `slot` for `need` this frame (see
 /// [`Planner::losses`] and [`Planner::detail_scale`]).
 fn model_of<'a>(
@@ -256,11 +275,7 @@ fn model_of<'a>(
     t: &Entry,
     need: Need,
 ) -> ErrorModel<'a> {
-    let curve = if options.error_model == LossModel::Measured {
-        Curve::new(&losses[slot], t.levels as usize)
-    } else {
-        None
-    };
+    let curve = measured_curve(options, &losses[slot], t.levels);
     ErrorModel::new(options, t.boost, need, curve, detail_scale)
 }
 
@@ -374,10 +389,7 @@ impl Planner {
     /// The measured curves of the texture in `slot`, when the planner uses them.
     pub(super) fn curve_of(&self, slot: usize) -> Option<Curve<'_>> {
         let t = self.textures.get(slot)?.as_ref()?;
-        if self.options.error_model != LossModel::Measured {
-            return None;
-        }
-        Curve::new(self.losses.get(slot)?, t.levels as usize)
+        measured_curve(&self.options, self.losses.get(slot)?, t.levels)
     }
 
     /// Builds every texture's chain for the fit. With `fix`, a texture
@@ -426,7 +438,7 @@ impl Planner {
                 {
                     self.model_of(slot, &t, need).at(tail.level, tail.tier)
                 } else {
-                    1e-12 * tail.level as f64
+                    tie_break(tail.level, 0.0)
                 };
                 self.fixed.bytes += bytes;
                 self.fixed.error += error;

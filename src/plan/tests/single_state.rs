@@ -39,15 +39,8 @@ proptest! {
         let options = PlannerOptions { spare_floor, compact_tier, ..Default::default() };
         let mut planners = [Planner::new(options.clone()), Planner::new(options)];
         planners[1].chain_every_texture = true;
-        for p in &mut planners {
-            for (i, t) in texs.iter().enumerate() {
-                p.set_texture(i, t.clone());
-            }
-            for (i, &(x, y, z, r, t, s)) in objects.iter().enumerate() {
-                p.set_object(i, Vec3::new(x, y, z), Vec3::splat(r), &[(t, s)]);
-            }
-        }
-        let full: u64 = texs.iter().map(|t| t.bytes(0, Tier::Full)).sum();
+        let full = load_scene(&mut planners[0], &texs, &objects);
+        load_scene(&mut planners[1], &texs, &objects);
         let budget = (full as f64 * budget_frac) as u64;
         let mut resident: Vec<ResidentState> = Vec::new();
         for frame in 0..6u64 {
