@@ -278,7 +278,7 @@ pub(super) fn bc7_m5_lo(e: [u32; 6]) -> u64 {
 /// bits `2i`, texel 0's high bit clear): the alpha endpoint's last 2 bits
 /// (3), then the colour indices with the anchor's single bit; alpha indices 0.
 #[inline]
-fn bc7_m5_hi(word: u32) -> u64 {
+pub(super) fn bc7_m5_hi(word: u32) -> u64 {
     let bits = (word & 1) | ((word >> 2) << 1);
     3 | (bits as u64) << 2
 }
