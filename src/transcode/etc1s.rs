@@ -222,19 +222,19 @@ pub(super) fn to_bc7(
     if out.len() as u64 != bx as u64 * by as u64 * 16 {
         return None;
     }
-    let mut grid = vec![0u16; if chroma_filter { out.len() / 16 } else { 0 }];
+    let mut cells = chroma_filter.then(|| etc1s_chroma::Cells::new(bx as usize, by as usize));
     let mut bc7 = Bc7Blocks::new(t.endpoints.len());
     decode_slice(t, rgb, bx, by, |b, ei, si| {
         let [lo, hi] = bc7.colour(ei, &t.endpoints[ei], &t.selectors[si]);
         let dst = &mut out[b * 16..b * 16 + 16];
         dst[..8].copy_from_slice(&lo.to_le_bytes());
         dst[8..].copy_from_slice(&hi.to_le_bytes());
-        if chroma_filter {
-            grid[b] = ei as u16;
+        if let Some(cells) = &mut cells {
+            cells.set(b, &t.endpoints[ei]);
         }
     })?;
-    if chroma_filter {
-        etc1s_chroma::filter(&grid, out, bx, by, &t.endpoints);
+    if let Some(cells) = &cells {
+        etc1s_chroma::filter(cells, out);
     }
     if let Some(alpha) = alpha {
         decode_slice(t, alpha, bx, by, |b, ei, si| {

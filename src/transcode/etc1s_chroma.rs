@@ -81,21 +81,20 @@ impl Midpoints {
     }
 }
 
-/// Filters `blocks` (`bx` x `by` BC7 mode-5 blocks, raster order, opaque)
-/// whose ETC1S endpoint indices are `grid`.
+/// Filters `blocks` (BC7 mode-5 blocks, raster order, opaque) whose ETC1S
+/// endpoints' chroma is `cells`.
 #[allow(unsafe_code)]
-pub(super) fn filter(grid: &[u16], blocks: &mut [u8], bx: u32, by: u32, endpoints: &[Endpoint]) {
-    let (w, h) = (bx as usize, by as usize);
-    if w == 0 || h == 0 {
+pub(super) fn filter(cells: &Cells, blocks: &mut [u8]) {
+    if cells.w == 0 || cells.h == 0 {
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if avx2::fits(cells.w, cells.h) && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, the only feature the function enables.
-        unsafe { avx2::filter(grid, blocks, w, h, endpoints) };
+        unsafe { avx2::filter(cells, blocks) };
         return;
     }
-    filter_blocks(&Cells::new(grid, endpoints, w, h), blocks, filter_block);
+    filter_blocks(cells, blocks, filter_block);
 }
 
 /// Runs `each` on every block that one of its neighbours differs from in
@@ -131,8 +130,9 @@ fn filter_block(block: &mut [u8; 16], n: &Around, mids: &Midpoints) {
 /// Each block's endpoint chroma, in integers: `co` = 2 Co = R - B and `cg`
 /// = 4 Cg = 2G - R - B of the endpoint's base colour expanded to 8 bits.
 /// Co and Cg in `f32` (what `basisu` compares) are these over 2 and 4
-/// exactly: every value is a small multiple of 1/4.
-struct Cells {
+/// exactly: every value is a small multiple of 1/4. Filled while the slice
+/// is decoded, when the endpoint is at hand.
+pub(super) struct Cells {
     co: Vec<i32>,
     cg: Vec<i32>,
     w: usize,
@@ -140,17 +140,24 @@ struct Cells {
 }
 
 impl Cells {
-    #[inline(always)]
-    fn new(grid: &[u16], endpoints: &[Endpoint], w: usize, h: usize) -> Self {
-        let x = |c: u8| (c as i32) << 3 | (c as i32) >> 2;
-        let (mut co, mut cg) = (vec![0; grid.len()], vec![0; grid.len()]);
-        for ((&e, co), cg) in grid.iter().zip(&mut co).zip(&mut cg) {
-            let c = endpoints[e as usize].color5;
-            let (r, g, b) = (x(c.r()), x(c.g()), x(c.b()));
-            *co = r - b;
-            *cg = 2 * g - r - b;
+    /// `w` x `h` blocks, every one's chroma 0 until [`set`](Self::set).
+    pub(super) fn new(w: usize, h: usize) -> Self {
+        Cells {
+            co: vec![0; w * h],
+            cg: vec![0; w * h],
+            w,
+            h,
         }
-        Cells { co, cg, w, h }
+    }
+
+    /// Block `b`'s endpoint is `e`.
+    #[inline(always)]
+    pub(super) fn set(&mut self, b: usize, e: &Endpoint) {
+        let x = |c: u8| (c as i32) << 3 | (c as i32) >> 2;
+        let c = e.color5;
+        let (r, g, b_) = (x(c.r()), x(c.g()), x(c.b()));
+        self.co[b] = r - b_;
+        self.cg[b] = 2 * g - r - b_;
     }
 
     /// Per block, non-zero when one of its eight neighbours differs from it
@@ -627,7 +634,10 @@ mod tests {
         for (w, h) in sizes {
             let smooth = noise.below(3) == 0;
             let (endpoints, grid, blocks) = level(&mut noise, w, h, smooth);
-            let cells = Cells::new(&grid, &endpoints, w, h);
+            let mut cells = Cells::new(w, h);
+            for (b, &e) in grid.iter().enumerate() {
+                cells.set(b, &endpoints[e as usize]);
+            }
             for (i, _) in cells.edges().iter().enumerate().filter(|(_, &e)| e != 0) {
                 let n = cells.around(i % w, i / w);
                 if let Some(p) = path(&blocks[i * 16..i * 16 + 16], &n) {
@@ -640,7 +650,7 @@ mod tests {
             // SAFETY: the CPU has AVX2 (checked above).
             #[allow(unsafe_code)]
             unsafe {
-                avx2::filter(&grid, &mut vector, w, h, &endpoints)
+                avx2::filter(&cells, &mut vector)
             };
             for (i, (p, v)) in portable.chunks(16).zip(vector.chunks(16)).enumerate() {
                 assert_eq!(p, v, "{w}x{h} level, block {i}: AVX2 and portable differ");

@@ -15,7 +15,6 @@
 // Texel loops index several arrays (channels, lanes) by the same texel.
 #![allow(clippy::needless_range_loop)]
 use super::{pack, pack_constant, Cells, Midpoints, BLEND_AT, WEIGHTS2, Y_VAR_SKIP_THRESH};
-use basisu::basislz::etc1s::Endpoint;
 use std::arch::x86_64::*;
 
 const LANES: usize = 8;
@@ -36,11 +35,17 @@ struct Batch {
     sel: [i32; LANES],
 }
 
+/// Whether a level of `w` x `h` blocks is one [`filter`] takes: its
+/// blocks' indices fit an `i32` lane.
+pub(super) fn fits(w: usize, h: usize) -> bool {
+    w.checked_mul(h).is_some_and(|n| n <= i32::MAX as usize)
+}
+
 /// [`super::filter`] compiled for AVX2, with [`super::filter_block`]'s
 /// work eight blocks at a time.
 #[target_feature(enable = "avx2")]
-pub(super) fn filter(grid: &[u16], blocks: &mut [u8], w: usize, h: usize, endpoints: &[Endpoint]) {
-    let cells = &Cells::new(grid, endpoints, w, h);
+pub(super) fn filter(cells: &Cells, blocks: &mut [u8]) {
+    assert!(fits(cells.w, cells.h) && blocks.len() == cells.w * cells.h * 16);
     let mids = Midpoints::new();
     let mut batch = Batch {
         len: 0,
