@@ -94,23 +94,18 @@ pub(super) fn filter(cells: &Cells, blocks: &mut [u8]) {
         unsafe { avx2::filter(cells, blocks) };
         return;
     }
-    filter_blocks(cells, blocks, filter_block);
+    filter_blocks(cells, blocks);
 }
 
-/// Runs `each` on every block that one of its neighbours differs from in
-/// chroma, with its neighbourhood.
-#[inline(always)]
-fn filter_blocks(
-    cells: &Cells,
-    blocks: &mut [u8],
-    mut each: impl FnMut(&mut [u8; 16], &Around, &Midpoints),
-) {
+/// Runs [`filter_block`] on every block that one of its neighbours differs
+/// from in chroma.
+fn filter_blocks(cells: &Cells, blocks: &mut [u8]) {
     let mids = Midpoints::new();
     for (i, _) in cells.edges().iter().enumerate().filter(|(_, &e)| e != 0) {
         let block: &mut [u8; 16] = (&mut blocks[i * 16..i * 16 + 16])
             .try_into()
             .expect("16 bytes");
-        each(block, &cells.around(i % cells.w, i / cells.w), &mids);
+        filter_block(block, &cells.around(i % cells.w, i / cells.w), &mids);
     }
 }
 
@@ -645,7 +640,7 @@ mod tests {
                 }
             }
             let mut portable = blocks.clone();
-            filter_blocks(&cells, &mut portable, filter_block);
+            filter_blocks(&cells, &mut portable);
             let mut vector = blocks.clone();
             // SAFETY: the CPU has AVX2 (checked above).
             #[allow(unsafe_code)]
