@@ -101,11 +101,11 @@ pub(super) fn filter(cells: &Cells, blocks: &mut [u8]) {
 /// from in chroma.
 fn filter_blocks(cells: &Cells, blocks: &mut [u8]) {
     let mids = Midpoints::new();
-    for (i, _) in cells.edges().iter().enumerate().filter(|(_, &e)| e != 0) {
+    for (i, x, y) in cells.filtered() {
         let block: &mut [u8; 16] = (&mut blocks[i * 16..i * 16 + 16])
             .try_into()
             .expect("16 bytes");
-        filter_block(block, &cells.around(i % cells.w, i / cells.w), &mids);
+        filter_block(block, &cells.around(x, y), &mids);
     }
 }
 
@@ -153,6 +153,17 @@ impl Cells {
         let (r, g, b_) = (x(c.r()), x(c.g()), x(c.b()));
         self.co[b] = r - b_;
         self.cg[b] = 2 * g - r - b_;
+    }
+
+    /// The blocks one of whose neighbours differs from them in chroma, as
+    /// (index, column, row), in raster order.
+    #[inline(always)]
+    fn filtered(&self) -> impl Iterator<Item = (usize, usize, usize)> {
+        let w = self.w;
+        let edges = self.edges().into_iter().enumerate();
+        edges
+            .filter(|&(_, e)| e != 0)
+            .map(move |(i, _)| (i, i % w, i / w))
     }
 
     /// Per block, non-zero when one of its eight neighbours differs from it
@@ -633,8 +644,8 @@ mod tests {
             for (b, &e) in grid.iter().enumerate() {
                 cells.set(b, &endpoints[e as usize]);
             }
-            for (i, _) in cells.edges().iter().enumerate().filter(|(_, &e)| e != 0) {
-                let n = cells.around(i % w, i / w);
+            for (i, x, y) in cells.filtered() {
+                let n = cells.around(x, y);
                 if let Some(p) = path(&blocks[i * 16..i * 16 + 16], &n) {
                     *paths.entry(p).or_insert(0) += 1;
                 }

@@ -23,8 +23,7 @@ const LANES: usize = 8;
 /// of their unfiltered mode-5 bits the filter reads.
 struct Batch {
     len: usize,
-    /// Index in the level, block column and row.
-    index: [i32; LANES],
+    /// Block column and row.
     x: [i32; LANES],
     y: [i32; LANES],
     /// The colour endpoints: bits 8..40 of the block, then bits 36..64
@@ -49,58 +48,30 @@ pub(super) fn filter(cells: &Cells, blocks: &mut [u8]) {
     let mids = Midpoints::new();
     let mut batch = Batch {
         len: 0,
-        index: [0; LANES],
         x: [0; LANES],
         y: [0; LANES],
         rg: [0; LANES],
         b: [0; LANES],
         sel: [0; LANES],
     };
-    let edges = cells.edges();
-    for (y, row) in edges.chunks_exact(cells.w).enumerate() {
-        each_set(row, |x| {
-            let i = y * cells.w + x;
-            let block = &blocks[i * 16..i * 16 + 16];
-            let word =
-                |at: usize| u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"));
-            let (lo, hi) = (word(0), word(8));
-            let k = batch.len;
-            batch.index[k] = i as i32;
-            batch.x[k] = x as i32;
-            batch.y[k] = y as i32;
-            batch.rg[k] = (lo >> 8) as u32 as i32;
-            batch.b[k] = (lo >> 36) as u32 as i32;
-            batch.sel[k] = (hi >> 2) as u32 as i32;
-            batch.len += 1;
-            if batch.len == LANES {
-                encode(&batch, cells, blocks, &mids);
-                batch.len = 0;
-            }
-        });
+    for (i, x, y) in cells.filtered() {
+        let block = &blocks[i * 16..i * 16 + 16];
+        let word = |at: usize| u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"));
+        let (lo, hi) = (word(0), word(8));
+        let k = batch.len;
+        batch.x[k] = x as i32;
+        batch.y[k] = y as i32;
+        batch.rg[k] = (lo >> 8) as u32 as i32;
+        batch.b[k] = (lo >> 36) as u32 as i32;
+        batch.sel[k] = (hi >> 2) as u32 as i32;
+        batch.len += 1;
+        if batch.len == LANES {
+            encode(&batch, cells, blocks, &mids);
+            batch.len = 0;
+        }
     }
     if batch.len > 0 {
         encode(&batch, cells, blocks, &mids);
-    }
-}
-
-/// Calls `f` with the index of every non-zero byte of `row`, in order,
-/// eight bytes at a time (most are zero, and which ones is not predictable).
-#[inline(always)]
-fn each_set(row: &[u8], mut f: impl FnMut(usize)) {
-    let mut words = row.chunks_exact(8);
-    let mut base = 0;
-    for w in words.by_ref() {
-        let mut bits = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        while bits != 0 {
-            f(base + bits.trailing_zeros() as usize / 8);
-            bits &= !(0xFF << (bits.trailing_zeros() & !7));
-        }
-        base += 8;
-    }
-    for (x, &e) in words.remainder().iter().enumerate() {
-        if e != 0 {
-            f(base + x);
-        }
     }
 }
 
@@ -296,7 +267,7 @@ fn encode(batch: &Batch, cells: &Cells, blocks: &mut [u8], mids: &Midpoints) {
     let (l, h, min) = (l.map(lanes), h.map(lanes), min.map(lanes));
     let (word, constant) = (lanes(word), lanes(constant));
     for b in (0..batch.len).filter(|&b| varies[b] != 0) {
-        let i = batch.index[b] as usize;
+        let i = batch.y[b] as usize * cells.w + batch.x[b] as usize;
         let block: &mut [u8; 16] = (&mut blocks[i * 16..i * 16 + 16])
             .try_into()
             .expect("16 bytes");
