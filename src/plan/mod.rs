@@ -15,8 +15,9 @@
 //! - states a texture has resident are kept unless another texture is
 //!   [`PlannerOptions::keep_bonus`] times better per byte;
 //! - a level made resident less than [`PlannerOptions::min_residency_frames`]
-//!   ago is never given up voluntarily (only when the budget itself shrinks)
-//!   while the views still want it; detail no view wants any more (finer
+//!   ago is never given up voluntarily (only when the budget itself shrinks
+//!   below what the locked states and the other textures' tails need
+//!   together: then no lock holds) while the views still want it; detail no view wants any more (finer
 //!   than the wanted level) is free to go at once. (Locking it too held the
 //!   bytes of textures the camera had left for the whole period: at a
 //!   binding budget the plans were 30-50% from the LP bound, see

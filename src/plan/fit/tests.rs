@@ -197,6 +197,37 @@ fn locked_and_kept_states_resist_better_newcomers() {
 }
 
 #[test]
+fn a_lock_the_budget_cannot_hold_gives_no_precedence_on_the_way() {
+    // texture 0 holds its finest state (400 bytes), arrived recently; the
+    // budget fell to 120: that state cannot stay whatever the fit does
+    let chains = vec![
+        chain(&[10, 100, 400], &[100.0, 90.0, 0.0]),
+        chain(&[10, 100], &[1000.0, 0.0]),
+    ];
+    let (all, off) = flat(&chains);
+    let locked = [
+        Stickiness {
+            resident: 2,
+            keep_bonus: 1.25,
+            locked: true,
+        },
+        Stickiness::default(),
+    ];
+    let mut fitter = Fitter::default();
+    let mut choice = Vec::new();
+    // the 90 spare bytes remove 1000 in texture 1, 10 in texture 0's
+    // lesser state: the lock does not hand them to texture 0
+    fitter.fit(&all, &off, &locked, 120, &mut choice);
+    assert_eq!(choice, vec![0, 1]);
+    let (best, exact) = exact_fit(&chains, 120).unwrap();
+    assert_eq!((best, exact), (100.0, vec![0, 1]));
+    // where the locked state fits beside the other's base it stays, though
+    // texture 1 would remove more error with the bytes
+    fitter.fit(&all, &off, &locked, 410, &mut choice);
+    assert_eq!(choice, vec![2, 0]);
+}
+
+#[test]
 fn exact_fit_solves_a_small_knapsack() {
     let chains = vec![
         chain(&[1, 3, 6], &[10.0, 4.0, 0.0]),
