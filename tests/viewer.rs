@@ -80,7 +80,7 @@ fn the_budget_slider_degrades_and_restores_detail() {
     // binds, whatever the planner makes of it
     let wanted = v.wanted_bytes() as f64 / mib;
     let tails = v.streamer().report().tail_bytes as f64 / mib;
-    let mut cut_to = |v: &mut Viewer, mb: f64| {
+    let cut_to = |v: &mut Viewer, mb: f64| {
         v.set_budget_mb(mb);
         let mut frames_to_fit = None;
         for f in 0..10 {
