@@ -191,6 +191,8 @@ fn a_tiny_benchmark_compares_every_strategy() {
             "update_ms_p99",
             "fit_gap_lp_mean",
             "fit_gap_lp_max",
+            "fit_gap_knapsack_mean",
+            "fit_gap_knapsack_max",
             "frames_to_converge_after_cut",
         ] {
             assert!(o.get(key).is_some(), "strategies.{s}.{key} missing");
@@ -283,6 +285,17 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
         assert!(
             (0.0..=1.0).contains(&max) && mean <= max,
             "{key}: {mean} {max}"
+        );
+        // the integer problem's bound, certified every frame beside the LP's
+        let knapsack = s.fit_gap_knapsack_max.unwrap();
+        assert!((0.0..=1.0).contains(&knapsack), "{key}: {knapsack}");
+        assert_eq!(
+            s.frames
+                .iter()
+                .filter(|f| f.fit_gap_knapsack.is_some())
+                .count(),
+            s.frames.iter().filter(|f| f.fit_gap.is_some()).count(),
+            "{key}"
         );
         assert_eq!(s.frames_over_budget, 0, "{key}");
     }

@@ -284,13 +284,7 @@ impl Fitter {
                     Candidate { grow: 0, ..c }
                 }));
             }
-            let alt_used = retry.pass(
-                &self.retry_chains,
-                offsets,
-                sticky,
-                budget - room,
-                &mut alt,
-            );
+            let alt_used = retry.pass(&self.retry_chains, offsets, sticky, budget - room, &mut alt);
             let error = error_of(&alt);
             let alt_room = (0..alt.len())
                 .map(|t| chains[offsets[t] as usize + alt[t] as usize].grow)

@@ -104,6 +104,12 @@ pub struct PlannerOptions {
     /// within the budget could reach ([`Plan::fit_bound`], [`Plan::fit_gap`]).
     /// Costs a few passes over every chain per plan. Default: true.
     pub certify: bool,
+    /// Certify every plan against the integer problem too
+    /// ([`Plan::fit_bound_knapsack`]): a bound the plan can meet where the
+    /// LP bound cannot, at the price of a dynamic program over bytes per
+    /// plan (milliseconds for a few dozen textures; the benchmark turns it
+    /// on, a renderer should not). Default: false.
+    pub knapsack_certificate: bool,
 }
 
 /// How the planner judges visible error (see the module docs).
@@ -166,6 +172,7 @@ impl Default for PlannerOptions {
             mesh_error_px: 1.0,
             error_model: LossModel::Measured,
             certify: true,
+            knapsack_certificate: false,
         }
     }
 }
@@ -365,7 +372,16 @@ pub struct Plan {
     /// ([`bound::lower_bound`]), when [`PlannerOptions::certify`] is on and
     /// the budget fit planned.
     pub fit_bound: Option<f64>,
+    /// A lower bound from the integer problem with bytes rounded down to
+    /// 1/8192 of the budget ([`bound::knapsack_bound`]), when
+    /// [`PlannerOptions::knapsack_certificate`] is on and the budget fit
+    /// planned: within a rounding step per texture of the best plan, where
+    /// [`Self::fit_bound`] can sit far below it.
+    pub fit_bound_knapsack: Option<f64>,
 }
+
+/// The cells of [`bound::knapsack_bound`]'s dynamic program per plan.
+const KNAPSACK_CELLS: usize = 8192;
 
 impl Plan {
     /// How far the fit's plan is from optimal at most, as a share of its
@@ -373,6 +389,12 @@ impl Plan {
     /// it). `None` without a bound.
     pub fn fit_gap(&self) -> Option<f64> {
         self.fit_bound
+            .map(|b| bound::relative_gap(self.fit_error, b))
+    }
+
+    /// The same against [`Self::fit_bound_knapsack`].
+    pub fn fit_gap_knapsack(&self) -> Option<f64> {
+        self.fit_bound_knapsack
             .map(|b| bound::relative_gap(self.fit_error, b))
     }
 }
@@ -647,6 +669,7 @@ impl Planner {
         self.mesh_needs(views);
         self.plan.fit_error = 0.0;
         self.plan.fit_bound = None;
+        self.plan.fit_bound_knapsack = None;
         if self.policy != Policy::Budget {
             self.plan_by_policy(budget, resident, meshes, frame);
             return &self.plan;
@@ -689,6 +712,15 @@ impl Planner {
         } else {
             None
         };
+        if self.options.knapsack_certificate {
+            self.plan.fit_bound_knapsack = bound::knapsack_bound(
+                &self.chains,
+                &self.offsets,
+                budget - fixed.bytes,
+                KNAPSACK_CELLS,
+            )
+            .map(|b| b + fixed.error);
+        }
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
             self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);

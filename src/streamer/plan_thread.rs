@@ -417,6 +417,7 @@ impl Streamer {
         let plan = self.planner.last_plan();
         self.stats.fit_error = plan.fit_error;
         self.stats.fit_gap_lp = plan.fit_gap();
+        self.stats.fit_gap_knapsack = plan.fit_gap_knapsack();
     }
 
     /// Hands the planner this frame's inputs, if it is free (in the

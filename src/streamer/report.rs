@@ -281,6 +281,10 @@ pub struct FrameStats {
     /// [`crate::plan::PlannerOptions::certify`] off, or when the tails alone
     /// exceed the budget.
     pub fit_gap_lp: Option<f64>,
+    /// The same against the integer problem's bound
+    /// ([`crate::plan::Plan::fit_gap_knapsack`]), with
+    /// [`crate::plan::PlannerOptions::knapsack_certificate`] on.
+    pub fit_gap_knapsack: Option<f64>,
 }
 
 /// A snapshot of what the streamer holds and why.

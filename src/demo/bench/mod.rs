@@ -311,6 +311,9 @@ pub struct FrameRecord {
     pub flip: Option<f32>,
     /// The budget fit's certificate this frame ([`crate::streamer::FrameStats::fit_gap_lp`]).
     pub fit_gap: Option<f64>,
+    /// The same against the integer problem's bound
+    /// ([`crate::streamer::FrameStats::fit_gap_knapsack`]).
+    pub fit_gap_knapsack: Option<f64>,
 }
 
 /// One strategy's run.
@@ -354,6 +357,13 @@ pub struct StrategyResult {
     pub fit_gap_lp_mean: Option<f64>,
     /// The largest over every frame.
     pub fit_gap_lp_max: Option<f64>,
+    /// The mean and largest over every frame of the certificate against the
+    /// integer problem ([`crate::plan::Plan::fit_bound_knapsack`]): where
+    /// the LP gap is large but this one small, the plan is close to the
+    /// best plan and the LP bound is what is loose.
+    pub fit_gap_knapsack_mean: Option<f64>,
+    /// The largest over every frame.
+    pub fit_gap_knapsack_max: Option<f64>,
     /// Frames after the cut until everything the strategy wants is resident;
     /// `None` if that never happened before the path ended.
     pub frames_to_converge_after_cut: Option<usize>,

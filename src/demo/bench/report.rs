@@ -26,6 +26,8 @@ impl BenchResult {
                         "update_ms_p99": s.update_ms_p99,
                         "fit_gap_lp_mean": s.fit_gap_lp_mean,
                         "fit_gap_lp_max": s.fit_gap_lp_max,
+                        "fit_gap_knapsack_mean": s.fit_gap_knapsack_mean,
+                        "fit_gap_knapsack_max": s.fit_gap_knapsack_max,
                         "frames_to_converge_after_cut": s.frames_to_converge_after_cut,
                         "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
                         "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
@@ -110,7 +112,7 @@ impl BenchResult {
             human_bytes(self.full_residency_bytes)
         );
         out += &format!(
-            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13}\n",
+            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13} {:>13}\n",
             "strategy",
             "setting",
             "peak",
@@ -123,11 +125,12 @@ impl BenchResult {
             "max upload",
             "update p50/99",
             "converge",
-            "LP gap mean/max"
+            "LP gap mean/max",
+            "knapsack gap"
         );
         for s in &self.strategies {
             out += &format!(
-                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13}\n",
+                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13} {:>13}\n",
                 s.strategy.key(),
                 s.setting,
                 human_bytes(s.peak_resident_bytes),
@@ -142,10 +145,8 @@ impl BenchResult {
                 s.update_ms_p99,
                 s.frames_to_converge_after_cut
                     .map_or("never".to_string(), |f| f.to_string()),
-                match (s.fit_gap_lp_mean, s.fit_gap_lp_max) {
-                    (Some(m), Some(x)) => format!("{:.2}%/{:.2}%", m * 100.0, x * 100.0),
-                    _ => "-".to_string(),
-                }
+                gaps(s.fit_gap_lp_mean, s.fit_gap_lp_max),
+                gaps(s.fit_gap_knapsack_mean, s.fit_gap_knapsack_max),
             );
         }
         if !self.sweep.is_empty() {
@@ -170,5 +171,13 @@ impl BenchResult {
             }
         }
         out
+    }
+}
+
+/// A certificate's mean and worst gap over a run, in percent ("-" without).
+fn gaps(mean: Option<f64>, max: Option<f64>) -> String {
+    match (mean, max) {
+        (Some(m), Some(x)) => format!("{:.2}%/{:.2}%", m * 100.0, x * 100.0),
+        _ => "-".to_string(),
     }
 }

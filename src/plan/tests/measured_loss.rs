@@ -134,3 +134,52 @@ fn the_geometric_unit_follows_the_measured_textures_as_they_come_and_go() {
     });
     assert_eq!(plan(&mut p, 5), 1.0, "the geometric model's own unit");
 }
+
+#[test]
+fn the_knapsack_certificate_lies_between_the_lp_bound_and_the_plan() {
+    // six textures of different detail at different distances, a budget a
+    // third of what they want: both bounds below the plan, the integer
+    // problem's at or above the LP's but for its rounding
+    let t = texture(1024, true);
+    let mut p = Planner::new(PlannerOptions {
+        spare_floor: false,
+        knapsack_certificate: true,
+        ..Default::default()
+    });
+    let mut wanted_bytes = 0;
+    for i in 0..6usize {
+        p.set_texture(
+            i,
+            PlanTexture {
+                loss: Some(PlanLoss {
+                    full: curve(t.level_count, 5.0 + 20.0 * i as f32, 1.5),
+                    ..Default::default()
+                }),
+                ..t.clone()
+            },
+        );
+        let z = -3.0 - 2.0 * i as f32;
+        p.set_object(
+            i,
+            Vec3::new(i as f32 - 3.0, 0.0, z),
+            Vec3::splat(0.5),
+            &[(i, 2.0)],
+        );
+    }
+    for w in &p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures {
+        wanted_bytes += t.bytes(w.wanted, Tier::Full);
+    }
+    let plan = p.plan(&[camera(0.0)], wanted_bytes / 3, &[], 1).clone();
+    let (lp, knapsack) = (plan.fit_bound.unwrap(), plan.fit_bound_knapsack.unwrap());
+    assert!(
+        knapsack <= plan.fit_error * (1.0 + 1e-12),
+        "{knapsack} > {}",
+        plan.fit_error
+    );
+    assert!(knapsack >= lp * (1.0 - 1e-3), "{knapsack} < {lp}");
+    // (the budget binds: the plan gives something up)
+    assert!(lp < plan.fit_error);
+    assert!(plan.fit_gap_knapsack().unwrap() <= plan.fit_gap().unwrap() + 1e-3);
+    // off by default: a renderer does not pay for it
+    assert!(!PlannerOptions::default().knapsack_certificate);
+}
