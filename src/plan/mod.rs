@@ -96,7 +96,7 @@ pub struct PlannerOptions {
     pub mesh_error_px: f32,
     /// How a texture's visible error is judged: by the geometric model, or
     /// by its measured loss where it carries one ([`crate::loss`]). Default:
-    /// [`LossModel::Measured`], at or above the geometric model at 11 of the
+    /// [`LossModel::Measured`], at or above the geometric model at 10 of the
     /// benchmark's 12 scene and budget points (README, Results); textures
     /// without a measured loss are judged geometrically either way.
     pub error_model: LossModel,
