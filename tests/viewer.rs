@@ -401,16 +401,14 @@ fn play_split(mode: Mode, frames: u64) -> Played {
 /// Each split against an engine's rule renders two halves, each its own
 /// streamer within the budget, and along the built-in path at a binding
 /// budget the rule's half scores no better than mipstream's (as the
-/// benchmark measures on lavapipe). Without GPU copies (GL) a growth
-/// stages its kept levels again and every plan leaves room for that: there
-/// mipstream measured 43.37 dB against Unreal's pool's 43.87 on this path
-/// (46.90 at commit 282a1ad without that room, when a plan could choose a
-/// growth the streamer never carried out and cycle at rest), so on GL the
-/// rule may be up to 1 dB ahead.
+/// benchmark measures on lavapipe). On GL, where a growth stages its kept
+/// levels again and every plan leaves room for that, mipstream measured
+/// 43.37 dB against Unreal's pool's 43.87 here until the locks the budget
+/// cannot hold were made void (f98ef03); it measures 54.16 since, so GL is
+/// held to the same bar.
 #[test]
 fn the_splits_against_engine_rules_score_both_halves_within_the_budget() {
-    let copies = mipstream::gpu::memory::copies_compressed_textures(&common::gpu().device);
-    let slack = if copies { 0.05 } else { 1.0 };
+    let slack = 0.05;
     for mode in [Mode::SplitUnreal, Mode::SplitUnity] {
         let Played {
             ours,
