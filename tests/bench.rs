@@ -381,6 +381,7 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         objects: 300,
         textures: 40,
         frames: 12,
+        warmup: 5,
         upload_caps_mib: vec![2, 8],
         plan_modes: vec![false, true],
         staging_modes: vec![false, true],
@@ -391,7 +392,10 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     let mut updates = 0;
     let r = bench_update(&opts, |_, done, _| updates += (done > 0) as usize).unwrap();
     assert_eq!(updates, 8 * 12, "progress after every timed update");
-    assert_eq!((r.objects, r.textures, r.frames), (300, 40, 12));
+    assert_eq!(
+        (r.objects, r.textures, r.frames, r.warmup),
+        (300, 40, 12, 5)
+    );
     assert_eq!(
         r.runs
             .iter()
@@ -428,6 +432,9 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         }
         let [p50, p99, max] = run.update_ms;
         assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
+        // the warm-up's updates ran, and were timed apart
+        let [w50, w99, wmax] = run.warmup_update_ms;
+        assert!(0.0 < w50 && w50 <= w99 && w99 <= wmax, "{run:?}");
         // each update's plan and rest add up to it, so neither passes it
         assert!(run.plan_ms[2] <= max && run.apply_ms[2] <= max, "{run:?}");
         assert!(run.plan_ms[0] > 0.0 && run.budget_bytes > 0);
@@ -445,7 +452,7 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     }
     let json = r.to_json();
     for key in [
-        "objects", "textures", "frames", "adapter", "backend", "runs",
+        "objects", "textures", "frames", "warmup", "adapter", "backend", "runs",
     ] {
         assert!(json.get(key).is_some(), "{key}");
     }
@@ -459,6 +466,8 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         "plan_worker_ms",
         "plan_age",
         "update_ms",
+        "warmup_update_ms",
+        "warmup_upload_bytes_mean",
         "plan_ms",
         "apply_ms",
         "upload_bytes_mean",
@@ -466,6 +475,20 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         assert!(run.get(key).is_some(), "{key}");
     }
     assert!(run["update_ms"]["p99"].as_f64().is_some());
+    // without a warm-up its spread is zeros
+    let cold = bench_update(
+        &UpdateBenchOptions {
+            warmup: 0,
+            upload_caps_mib: vec![2],
+            plan_modes: vec![false],
+            staging_modes: vec![false],
+            ..opts.clone()
+        },
+        |_, _, _| {},
+    )
+    .unwrap();
+    assert_eq!(cold.runs[0].warmup_update_ms, [0.0; 3]);
+    assert_eq!(cold.runs[0].warmup_upload_bytes_mean, 0.0);
     let none = UpdateBenchOptions {
         textures: 0,
         ..opts

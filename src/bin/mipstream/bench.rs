@@ -279,9 +279,14 @@ pub(crate) struct BenchUpdateArgs {
     /// and over).
     #[arg(long, default_value_t = 10_000)]
     textures: usize,
-    /// Updates to time per upload cap.
-    #[arg(long, default_value_t = 300)]
+    /// Updates to time per upload cap (the p99 is the 10th slowest of 1000).
+    #[arg(long, default_value_t = 1000)]
     frames: usize,
+    /// Updates run first along the same path and timed apart (the JSON's
+    /// `warmup_update_ms`): the first updates of a process pay for the
+    /// driver's memory the first time it is touched.
+    #[arg(long, default_value_t = 300)]
+    warmup: usize,
     /// Upload caps to run, MiB per frame, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "2,8,32")]
     upload_caps_mb: Vec<u64>,
@@ -337,6 +342,7 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
         objects: args.objects,
         textures: args.textures,
         frames: args.frames,
+        warmup: args.warmup,
         upload_caps_mib: args.upload_caps_mb.clone(),
         plan_modes: match args.plan {
             PlanThread::Inline => vec![false],
@@ -365,10 +371,11 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
-        "{} objects, {} textures, {} updates per cap on {} ({}), loads {}",
+        "{} objects, {} textures, {} updates per cap after {} of warm-up on {} ({}), loads {}",
         r.objects,
         r.textures,
         r.frames,
+        r.warmup,
         r.adapter,
         r.backend,
         if args.loads == Loads::Ready {
@@ -379,11 +386,11 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean"
+        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean | warm-up update p50 / p99 ms, uploaded mean"
     );
     for run in &r.runs {
         println!(
-            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {}",
+            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {} | {:.3} / {:.3}, {}",
             if run.plan_in_background { "background" } else { "inline" },
             if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
             run.upload_cap_mib,
@@ -402,6 +409,9 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
             mib(run.loader_staged_bytes_mean),
+            run.warmup_update_ms[0],
+            run.warmup_update_ms[1],
+            mib(run.warmup_upload_bytes_mean),
         );
     }
     if let Some(path) = &args.json {
