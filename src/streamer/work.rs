@@ -8,10 +8,7 @@
 //!
 //! Three phases, each decided on the books as the previous phase left them:
 //! 1. [`shrink_textures`]: a texture whose plan is coarser than what it holds
-//!    drops levels at once (GPU copies free memory and need no upload), up
-//!    to the frame's share of shrinks while the books are within the budget
-//!    (a camera cut can ask dozens at once, each a new texture and its
-//!    copies; those freeing the most go first, the rest the next frames). A
+//!    drops levels at once (GPU copies free memory and need no upload). A
 //!    tier switch keeps its old tier shown until the new one has arrived
 //!    (growth elsewhere waits for those bytes); only when the budget is
 //!    exceeded does it first shrink in its current tier to what the plan
@@ -148,11 +145,6 @@ pub(crate) struct Context {
     /// Bytes of the plan (a blocked growth asks for headroom only when
     /// what is held is within the plan).
     pub(crate) plan_bytes: u64,
-    /// Texture shrinks the frame may still carry out while the books are
-    /// within the budget ([`crate::StreamerOptions::shrinks_per_frame`];
-    /// `u32::MAX`: no limit). A shrink the budget forces is never held
-    /// back, and counts too.
-    pub(crate) shrinks_left: u32,
 }
 
 /// What the GPU store is to do.
@@ -232,24 +224,8 @@ pub(crate) fn shrink_textures(
     room: &mut UploadRoom,
     skip: &BTreeSet<TextureId>,
 ) -> Vec<Step> {
-    let mut order: Vec<&TextureFacts<'_>> =
-        textures.iter().filter(|t| !skip.contains(&t.id)).collect();
-    let coarser = |t: &TextureFacts<'_>| t.plan.tier == t.tier && t.plan.target > t.first;
-    if order.iter().filter(|t| coarser(t)).count() > ctx.shrinks_left as usize {
-        // more than the frame's share: those freeing the most go first
-        // (a tier switch frees nothing until the budget forces it)
-        let freed = |t: &TextureFacts<'_>| {
-            if coarser(t) {
-                t.held_bytes()
-                    .saturating_sub(t.geometry.shape(t.plan.target, t.tier).bytes())
-            } else {
-                0
-            }
-        };
-        order.sort_by_key(|t| std::cmp::Reverse(freed(t)));
-    }
     let mut steps = Vec::new();
-    for t in order {
+    for t in textures.iter().filter(|t| !skip.contains(&t.id)) {
         let p = &t.plan;
         let to = if p.tier == t.tier && p.target > t.first {
             Some(p.target)
@@ -279,10 +255,6 @@ pub(crate) fn shrink_textures(
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
-        if ctx.shrinks_left == 0 && !over_budget {
-            continue; // not forced by the budget: a later frame's
-        }
-        ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.books.create(t.geometry.shape(to, t.tier));
         ctx.books.stage(reupload);
         ctx.books.release(t.geometry.shape(t.first, t.tier));

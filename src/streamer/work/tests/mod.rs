@@ -55,7 +55,6 @@ fn ctx(books: Books, budget: u64) -> Context {
         paused: false,
         cross_fade: false,
         plan_bytes: 0,
-        shrinks_left: u32::MAX,
     }
 }
 
@@ -213,104 +212,6 @@ fn growth_stays_within_the_upload_cap_and_a_large_level_goes_alone_first() {
     let mut room = UploadRoom::new(1 << 30, 1);
     frame(&mut ts, &mut c, &mut room);
     assert_eq!(ts[1].first, 2, "one level");
-}
-
-/// Within the budget a frame shrinks at most its share of textures, those
-/// freeing the most first, and the rest in the next frames; over the
-/// budget every shrink the plan asks runs at once.
-#[test]
-fn a_burst_of_shrinks_goes_a_share_a_frame_largest_first_unless_over_budget() {
-    // five textures hold level 0 and are planned at their tails; texture 3
-    // and texture 1 are the largest
-    let tops = [5, 7, 5, 8, 6];
-    let fresh = || -> Vec<Tex> {
-        tops.iter()
-            .enumerate()
-            .map(|(i, &top)| {
-                let mut t = Tex::new(i as u32, top, 3).planned(3, 0.0);
-                t.first = 0;
-                t
-            })
-            .collect()
-    };
-    let held = |ts: &[Tex]| ts.iter().map(Tex::bytes).sum::<u64>();
-    let shrunk = |steps: &[Step]| -> Vec<u32> {
-        steps
-            .iter()
-            .filter_map(|s| match s.op {
-                Some(Op::ShrinkTexture { id, .. }) => Some(id.index() as u32),
-                _ => None,
-            })
-            .collect()
-    };
-    // within the budget: two a frame, the two freeing the most first
-    let mut ts = fresh();
-    let budget = held(&ts);
-    let mut frames = Vec::new();
-    while ts.iter().any(|t| t.first != t.tail) {
-        let mut c = Context {
-            shrinks_left: 2,
-            ..ctx(
-                Books {
-                    textures: held(&ts),
-                    ..books(0)
-                },
-                budget,
-            )
-        };
-        let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-        assert!(c.books.accounted() <= budget);
-        frames.push(shrunk(&steps));
-        assert!(frames.len() <= 3, "{frames:?}");
-    }
-    assert_eq!(frames, [vec![3, 1], vec![4, 0], vec![2]]);
-    // over the budget until the last has shrunk: all five at once,
-    // whatever the share, largest first
-    let mut ts = fresh();
-    let tails: u64 = tops
-        .iter()
-        .map(|&top| geometry(top).shape(3, Tier::Full).bytes())
-        .sum();
-    let mut c = Context {
-        shrinks_left: 2,
-        ..ctx(
-            Books {
-                textures: held(&ts),
-                ..books(0)
-            },
-            tails,
-        )
-    };
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [3, 1, 4, 0, 2]);
-    assert!(c.books.accounted() <= tails);
-    // over the budget until the largest has shrunk: that one is forced and
-    // counts, and the share's other goes to the next largest
-    let mut ts = fresh();
-    let mut c = Context {
-        shrinks_left: 2,
-        ..ctx(
-            Books {
-                textures: held(&ts),
-                ..books(0)
-            },
-            held(&ts) / 2,
-        )
-    };
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [3, 1]);
-    assert!(c.books.accounted() <= held(&fresh()) / 2);
-    // with no limit the order is the textures' own
-    let mut ts = fresh();
-    let mut c = ctx(
-        Books {
-            textures: held(&ts),
-            ..books(0)
-        },
-        held(&ts),
-    );
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [0, 1, 2, 3, 4]);
 }
 
 #[test]
@@ -693,23 +594,11 @@ fn growth_waits_out_an_out_of_memory_back_off() {
 /// What one frame of the property test does.
 #[derive(Debug, Clone)]
 enum Event {
-    Register {
-        top: u32,
-    },
-    Remove {
-        which: usize,
-    },
-    Budget {
-        kib: u64,
-    },
-    Plan {
-        seed: u64,
-    },
-    Frame {
-        cap_kib: u64,
-        levels: u32,
-        shrinks: u32,
-    },
+    Register { top: u32 },
+    Remove { which: usize },
+    Budget { kib: u64 },
+    Plan { seed: u64 },
+    Frame { cap_kib: u64, levels: u32 },
 }
 
 fn event() -> impl Strategy<Value = Event> {
@@ -718,7 +607,7 @@ fn event() -> impl Strategy<Value = Event> {
         1 => any::<usize>().prop_map(|which| Event::Remove { which }),
         1 => (8u64..600).prop_map(|kib| Event::Budget { kib }),
         3 => any::<u64>().prop_map(|seed| Event::Plan { seed }),
-        4 => (1u64..128, 1u32..8, 0u32..4).prop_map(|(cap_kib, levels, shrinks)| Event::Frame { cap_kib, levels, shrinks }),
+        4 => (1u64..128, 1u32..8).prop_map(|(cap_kib, levels)| Event::Frame { cap_kib, levels }),
     ]
 }
 
@@ -729,8 +618,7 @@ proptest! {
     /// decisions expected; nothing grows past the budget (only shrinks run
     /// while above it); a frame's uploads stay within the cap (one level may
     /// go alone as the frame's first); every texture keeps its tail and grows
-    /// only by levels that arrived; within the budget no more textures
-    /// shrink than the frame's share.
+    /// only by levels that arrived.
     #[test]
     fn decisions_hold_on_a_fake_store(events in prop::collection::vec(event(), 1..60)) {
         let mut table: Vec<Tex> = Vec::new();
@@ -773,16 +661,13 @@ proptest! {
                         }
                     }
                 }
-                Event::Frame { cap_kib, levels, shrinks } => {
+                Event::Frame { cap_kib, levels } => {
                     let cap = cap_kib << 10;
-                    // 0: no limit
-                    let shrinks = if shrinks == 0 { u32::MAX } else { shrinks };
                     let mut room = UploadRoom::new(cap, levels);
                     let (mut uploaded, mut uploads, mut first_upload) = (0u64, 0u32, None);
                     let before = store.accounted();
                     for phase in 0..2 {
-                        let mut c = Context { shrinks_left: shrinks, ..ctx(store.clone(), budget) };
-                        let within = store.accounted() <= budget;
+                        let mut c = ctx(store.clone(), budget);
                         let facts: Vec<_> = table.iter().map(Tex::facts).collect();
                         let steps = if phase == 0 {
                             shrink_textures(&facts, &mut c, &mut room.clone(), &BTreeSet::new())
@@ -829,10 +714,6 @@ proptest! {
                             }
                         }
                         prop_assert_eq!(store.accounted(), c.books.accounted(), "the books the decisions expected");
-                        let shrunk = steps.iter().filter(|s| matches!(s.op, Some(Op::ShrinkTexture { .. }))).count();
-                        if phase == 0 && within {
-                            prop_assert!(shrunk as u64 <= shrinks as u64, "{shrunk} shrinks within the budget, {shrinks} a frame");
-                        }
                         prop_assert_eq!(store.pool.bytes(), c.books.pool.bytes());
                         if phase == 0 {
                             // as the streamer does: shrinks released into
