@@ -32,6 +32,11 @@ impl Streamer {
             paused: self.budget.growth_paused(self.frame),
             cross_fade: self.options.mesh_cross_fade_frames > 0,
             plan_bytes: self.planner.last_plan().bytes,
+            shrinks_left: match self.options.shrinks_per_frame {
+                0 => u32::MAX,
+                n => n,
+            },
+            shrinks_deferred: false,
         }
     }
 
@@ -44,13 +49,16 @@ impl Streamer {
 
     /// Carries out the shrinks `decide` picks until none fails: a texture
     /// whose allocation is refused joins `failed` and the rest are decided
-    /// again on the books as they now stand. Returns whether any GPU work
-    /// was recorded.
+    /// again on the books as they now stand, with what is left of the
+    /// frame's shrinks (those decided after the refused one, though not
+    /// carried out, stay counted); `deferred` is set when shrinks were left
+    /// for later frames. Returns whether any GPU work was recorded.
     pub(super) fn shrink_textures_with(
         &mut self,
         room: &mut UploadRoom,
         failed: &mut BTreeSet<TextureId>,
         all: bool,
+        deferred: &mut bool,
         decide: impl Fn(
             &[work::TextureFacts<'_>],
             &mut work::Context,
@@ -59,11 +67,17 @@ impl Streamer {
         ) -> Vec<work::Step>,
     ) -> bool {
         let mut work = false;
+        let mut shrinks_left = self.context().shrinks_left;
         loop {
             let steps = {
                 let which = if all { Facts::All } else { Facts::Shrinking };
                 let facts = self.texture_facts(which);
-                decide(&facts, &mut self.context(), &mut room.clone(), failed)
+                let mut ctx = self.context();
+                ctx.shrinks_left = shrinks_left;
+                let steps = decide(&facts, &mut ctx, &mut room.clone(), failed);
+                shrinks_left = ctx.shrinks_left;
+                *deferred |= ctx.shrinks_deferred;
+                steps
             };
             let carried = self.carry_out(steps, room, false);
             work |= carried.work;

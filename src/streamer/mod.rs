@@ -556,11 +556,24 @@ impl Streamer {
         // 1. textures shrink; one whose allocation fails is left as it is
         // and the rest decided again on the books as they now stand
         let mut failed = BTreeSet::new();
-        work |= self.shrink_textures_with(&mut room, &mut failed, false, work::shrink_textures);
+        let mut deferred = false;
+        work |= self.shrink_textures_with(
+            &mut room,
+            &mut failed,
+            false,
+            &mut deferred,
+            work::shrink_textures,
+        );
         // 1b. refused shrinks left the books over the budget: the others
         // give up more than the plan asked, each refused one set aside
         if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
-            work |= self.shrink_textures_with(&mut room, &mut failed, true, work::shrink_further);
+            work |= self.shrink_textures_with(
+                &mut room,
+                &mut failed,
+                true,
+                &mut deferred,
+                work::shrink_further,
+            );
         }
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
@@ -573,7 +586,10 @@ impl Streamer {
             let paused = self.budget.growth_paused(self.frame);
             let textures = self.texture_facts(slots::Facts::Growing { paused });
             let meshes = self.mesh_facts();
-            work::grow(&textures, &meshes, &mut self.context(), &mut room.clone())
+            let mut ctx = self.context();
+            // a growth waiting for a deferred shrink's room asks no headroom
+            ctx.shrinks_deferred = deferred;
+            work::grow(&textures, &meshes, &mut ctx, &mut room.clone())
         };
         work |= self.carry_out(steps, &mut room, true).work;
         if work || self.gpu.has_unsubmitted() {

@@ -42,6 +42,16 @@ pub struct StreamerOptions {
     pub upload_bytes_per_frame: u64,
     /// Levels uploaded per `update`. Default: 32.
     pub uploads_per_frame: u32,
+    /// Textures shrunk per `update` while the budget holds what is resident
+    /// (0: no limit). Each shrink creates a smaller texture and copies the
+    /// kept levels into it (on GL it uploads them again, within the upload
+    /// cap); a camera cut can ask dozens at once (35 in one update of
+    /// `mipstream bench-update`, a millisecond of the render thread on
+    /// lavapipe). Beyond this many, those freeing the most go first and the
+    /// rest wait for the next updates; shrinks the budget forces (a budget
+    /// cut, an out-of-memory event) never wait, and a growth that lacks room
+    /// meanwhile asks later plans for no headroom. Default: 16.
+    pub shrinks_per_frame: u32,
     /// Levels whose larger side is at most this many texels are always
     /// resident, so no texture is ever blank. Default: 64.
     pub tail_size: u32,
@@ -105,6 +115,7 @@ impl Default for StreamerOptions {
             budget: Budget::default(),
             upload_bytes_per_frame: 8 << 20,
             uploads_per_frame: 32,
+            shrinks_per_frame: 16,
             tail_size: 64,
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,

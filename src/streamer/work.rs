@@ -8,7 +8,10 @@
 //!
 //! Three phases, each decided on the books as the previous phase left them:
 //! 1. [`shrink_textures`]: a texture whose plan is coarser than what it holds
-//!    drops levels at once (GPU copies free memory and need no upload). A
+//!    drops levels at once (GPU copies free memory and need no upload), up
+//!    to the frame's share of shrinks while the books are within the budget
+//!    (a camera cut can ask dozens at once, each a new texture and its
+//!    copies; those freeing the most go first, the rest the next frames). A
 //!    tier switch keeps its old tier shown until the new one has arrived
 //!    (growth elsewhere waits for those bytes); only when the budget is
 //!    exceeded does it first shrink in its current tier to what the plan
@@ -145,6 +148,17 @@ pub(crate) struct Context {
     /// Bytes of the plan (a blocked growth asks for headroom only when
     /// what is held is within the plan).
     pub(crate) plan_bytes: u64,
+    /// Texture shrinks the frame may still carry out while the books are
+    /// within the budget ([`crate::StreamerOptions::shrinks_per_frame`];
+    /// `u32::MAX`: no limit). A shrink the budget forces is never held
+    /// back, and counts too.
+    pub(crate) shrinks_left: u32,
+    /// Shrinks the plan asks were left for later frames, the frame's share
+    /// spent: a growth blocked meanwhile asks later plans for no headroom,
+    /// since the room it lacks is on its way (asking cost Sponza 8.7 dB at
+    /// its full working set: the plans kept that room free for hundreds of
+    /// frames).
+    pub(crate) shrinks_deferred: bool,
 }
 
 /// What the GPU store is to do.
@@ -224,8 +238,24 @@ pub(crate) fn shrink_textures(
     room: &mut UploadRoom,
     skip: &BTreeSet<TextureId>,
 ) -> Vec<Step> {
+    let mut order: Vec<&TextureFacts<'_>> =
+        textures.iter().filter(|t| !skip.contains(&t.id)).collect();
+    let coarser = |t: &TextureFacts<'_>| t.plan.tier == t.tier && t.plan.target > t.first;
+    if order.iter().filter(|t| coarser(t)).count() > ctx.shrinks_left as usize {
+        // more than the frame's share: those freeing the most go first
+        // (a tier switch frees nothing until the budget forces it)
+        let freed = |t: &TextureFacts<'_>| {
+            if coarser(t) {
+                t.held_bytes()
+                    .saturating_sub(t.geometry.shape(t.plan.target, t.tier).bytes())
+            } else {
+                0
+            }
+        };
+        order.sort_by_key(|t| std::cmp::Reverse(freed(t)));
+    }
     let mut steps = Vec::new();
-    for t in textures.iter().filter(|t| !skip.contains(&t.id)) {
+    for t in order {
         let p = &t.plan;
         let to = if p.tier == t.tier && p.target > t.first {
             Some(p.target)
@@ -255,6 +285,14 @@ pub(crate) fn shrink_textures(
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
+        // the recycle pool, where each shrink's old copy goes, is a cache
+        // trimmed after the shrinks: it forces none
+        let forced = ctx.books.accounted() - ctx.books.pool.bytes() > ctx.hard_budget;
+        if ctx.shrinks_left == 0 && !forced {
+            ctx.shrinks_deferred = true;
+            continue; // not forced by the budget: a later frame's
+        }
+        ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.books.create(t.geometry.shape(to, t.tier));
         ctx.books.stage(reupload);
         ctx.books.release(t.geometry.shape(t.first, t.tier));
@@ -630,7 +668,8 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
 
 /// The headroom a blocked growth that needs `need` bytes in all asks later
 /// plans for: what it lacks, only when nothing else explains the block (no
-/// upload staged this frame, nothing held above the plan); the plan keeps
+/// upload staged this frame, nothing held above the plan, no shrink left
+/// for a later frame); the plan keeps
 /// room for one growth, not for all of a frame's. The plan already kept
 /// room for the growth it chose, so only the shortfall is asked (the
 /// upload's row padding, say, or a second growth in the frame), on top of
@@ -642,7 +681,8 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
 fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
     let plan = ctx.plan_bytes + books.pool.bytes();
     let short = need.saturating_sub(ctx.hard_budget);
-    (books.staging == 0 && books.accounted() <= plan && short > 0).then_some(short)
+    (books.staging == 0 && books.accounted() <= plan && !ctx.shrinks_deferred && short > 0)
+        .then_some(short)
 }
 
 #[cfg(test)]

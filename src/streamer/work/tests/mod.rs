@@ -9,6 +9,7 @@ use crate::gpu::books::Pool;
 use proptest::prelude::*;
 
 mod meshes;
+mod shrinks;
 
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
@@ -55,6 +56,8 @@ fn ctx(books: Books, budget: u64) -> Context {
         paused: false,
         cross_fade: false,
         plan_bytes: 0,
+        shrinks_left: u32::MAX,
+        shrinks_deferred: false,
     }
 }
 
@@ -285,8 +288,14 @@ fn a_growth_that_does_not_fit_waits_and_asks_for_headroom_unless_something_expla
     c.books.staging = 10;
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(steps.iter().all(|s| s.headroom.is_none()));
-    // a prefetch never asks
+    // a shrink left for a later frame explains it too: no headroom
     c.books.staging = 0;
+    c.shrinks_deferred = true;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
+    assert!(steps.iter().all(|s| s.headroom.is_none()));
+    c.shrinks_deferred = false;
+    // a prefetch never asks
     ts[0].plan.prefetch = true;
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(steps.iter().all(|s| s.headroom.is_none()));
@@ -594,11 +603,23 @@ fn growth_waits_out_an_out_of_memory_back_off() {
 /// What one frame of the property test does.
 #[derive(Debug, Clone)]
 enum Event {
-    Register { top: u32 },
-    Remove { which: usize },
-    Budget { kib: u64 },
-    Plan { seed: u64 },
-    Frame { cap_kib: u64, levels: u32 },
+    Register {
+        top: u32,
+    },
+    Remove {
+        which: usize,
+    },
+    Budget {
+        kib: u64,
+    },
+    Plan {
+        seed: u64,
+    },
+    Frame {
+        cap_kib: u64,
+        levels: u32,
+        shrinks: u32,
+    },
 }
 
 fn event() -> impl Strategy<Value = Event> {
@@ -607,7 +628,7 @@ fn event() -> impl Strategy<Value = Event> {
         1 => any::<usize>().prop_map(|which| Event::Remove { which }),
         1 => (8u64..600).prop_map(|kib| Event::Budget { kib }),
         3 => any::<u64>().prop_map(|seed| Event::Plan { seed }),
-        4 => (1u64..128, 1u32..8).prop_map(|(cap_kib, levels)| Event::Frame { cap_kib, levels }),
+        4 => (1u64..128, 1u32..8, 0u32..4).prop_map(|(cap_kib, levels, shrinks)| Event::Frame { cap_kib, levels, shrinks }),
     ]
 }
 
@@ -618,7 +639,8 @@ proptest! {
     /// decisions expected; nothing grows past the budget (only shrinks run
     /// while above it); a frame's uploads stay within the cap (one level may
     /// go alone as the frame's first); every texture keeps its tail and grows
-    /// only by levels that arrived.
+    /// only by levels that arrived; within the budget no more textures
+    /// shrink than the frame's share.
     #[test]
     fn decisions_hold_on_a_fake_store(events in prop::collection::vec(event(), 1..60)) {
         let mut table: Vec<Tex> = Vec::new();
@@ -661,13 +683,16 @@ proptest! {
                         }
                     }
                 }
-                Event::Frame { cap_kib, levels } => {
+                Event::Frame { cap_kib, levels, shrinks } => {
                     let cap = cap_kib << 10;
+                    // 0: no limit
+                    let shrinks = if shrinks == 0 { u32::MAX } else { shrinks };
                     let mut room = UploadRoom::new(cap, levels);
                     let (mut uploaded, mut uploads, mut first_upload) = (0u64, 0u32, None);
                     let before = store.accounted();
                     for phase in 0..2 {
-                        let mut c = ctx(store.clone(), budget);
+                        let mut c = Context { shrinks_left: shrinks, ..ctx(store.clone(), budget) };
+                        let within = store.accounted() <= budget;
                         let facts: Vec<_> = table.iter().map(Tex::facts).collect();
                         let steps = if phase == 0 {
                             shrink_textures(&facts, &mut c, &mut room.clone(), &BTreeSet::new())
@@ -714,6 +739,10 @@ proptest! {
                             }
                         }
                         prop_assert_eq!(store.accounted(), c.books.accounted(), "the books the decisions expected");
+                        let shrunk = steps.iter().filter(|s| matches!(s.op, Some(Op::ShrinkTexture { .. }))).count();
+                        if phase == 0 && within {
+                            prop_assert!(shrunk as u64 <= shrinks as u64, "{shrunk} shrinks within the budget, {shrinks} a frame");
+                        }
                         prop_assert_eq!(store.pool.bytes(), c.books.pool.bytes());
                         if phase == 0 {
                             // as the streamer does: shrinks released into
