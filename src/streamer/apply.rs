@@ -32,11 +32,17 @@ impl Streamer {
             paused: self.budget.growth_paused(self.frame),
             cross_fade: self.options.mesh_cross_fade_frames > 0,
             plan_bytes: self.planner.last_plan().bytes,
-            shrinks_left: match self.options.shrinks_per_frame {
-                0 => u32::MAX,
-                n => n,
-            },
+            shrinks_left: self.shrink_share(),
             shrinks_deferred: false,
+        }
+    }
+
+    /// The shrinks an update may carry out within the budget
+    /// ([`crate::StreamerOptions::shrinks_per_frame`], 0 for no limit).
+    fn shrink_share(&self) -> u32 {
+        match self.options.shrinks_per_frame {
+            0 => u32::MAX,
+            n => n,
         }
     }
 
@@ -67,7 +73,7 @@ impl Streamer {
         ) -> Vec<work::Step>,
     ) -> bool {
         let mut work = false;
-        let mut shrinks_left = self.context().shrinks_left;
+        let mut shrinks_left = self.shrink_share();
         loop {
             let steps = {
                 let which = if all { Facts::All } else { Facts::Shrinking };

@@ -257,7 +257,7 @@ pub(crate) fn shrink_textures(
     let mut steps = Vec::new();
     for t in order {
         let p = &t.plan;
-        let to = if p.tier == t.tier && p.target > t.first {
+        let to = if coarser(t) {
             Some(p.target)
         } else if p.tier != t.tier && ctx.books.accounted() > ctx.hard_budget {
             // a tier switch frees nothing until the new tier has loaded; it

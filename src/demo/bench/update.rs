@@ -211,11 +211,7 @@ pub fn bench_update(
             warm.push(stats.update_time.as_secs_f64() * 1e3);
             warm_uploaded += stats.upload_bytes;
             progress(cap, 0, opts.frames);
-            if opts.ready_loads {
-                s.finish_loads(Duration::from_secs(60))?;
-            } else {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            pace(&mut s, opts.ready_loads)?;
         }
         warm.sort_by(f64::total_cmp);
         let mut update = Vec::with_capacity(opts.frames);
@@ -238,12 +234,7 @@ pub fn bench_update(
             staged += stats.loader_staged_bytes;
             upload_max = upload_max.max(stats.upload_bytes);
             progress(cap, f + 1, opts.frames);
-            if opts.ready_loads {
-                s.finish_loads(Duration::from_secs(60))?;
-            } else {
-                // paced like frames, so loads arrive between updates
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            pace(&mut s, opts.ready_loads)?;
         }
         for v in [&mut update, &mut plan, &mut apply, &mut worker, &mut age] {
             v.sort_by(f64::total_cmp);
@@ -276,6 +267,17 @@ pub fn bench_update(
         backend: format!("{:?}", info.backend),
         runs,
     })
+}
+
+/// Between two updates: wait (untimed) for the loads the last asked for,
+/// or pace like frames, so loads arrive between updates.
+fn pace(s: &mut Streamer, ready_loads: bool) -> Result<(), UpdateBenchError> {
+    if ready_loads {
+        s.finish_loads(Duration::from_secs(60))?;
+    } else {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
 }
 
 /// The boxes of [`super::planner::synthetic_planner`]'s field: centre, half

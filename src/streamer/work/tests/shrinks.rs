@@ -31,74 +31,51 @@ fn a_burst_of_shrinks_goes_a_share_a_frame_largest_first_unless_over_budget() {
             })
             .collect()
     };
-    // within the budget: two a frame, the two freeing the most first
-    let mut ts = fresh();
-    let budget = held(&ts);
-    let mut frames = Vec::new();
-    while ts.iter().any(|t| t.first != t.tail) {
+    // one frame on `ts` at `budget` with `share` shrinks (`u32::MAX`: no
+    // limit): the textures shrunk, in order, and the books after
+    let run = |ts: &mut Vec<Tex>, budget: u64, share: u32| -> (Vec<u32>, Context) {
         let mut c = Context {
-            shrinks_left: 2,
+            shrinks_left: share,
             ..ctx(
                 Books {
-                    textures: held(&ts),
+                    textures: held(ts),
                     ..books(0)
                 },
                 budget,
             )
         };
-        let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+        let steps = frame(ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+        (shrunk(&steps), c)
+    };
+    // within the budget: two a frame, the two freeing the most first
+    let mut ts = fresh();
+    let budget = held(&ts);
+    let mut frames = Vec::new();
+    while ts.iter().any(|t| t.first != t.tail) {
+        let (order, c) = run(&mut ts, budget, 2);
         assert!(c.books.accounted() <= budget);
         // the flag says whether any waits for a later frame
         assert_eq!(c.shrinks_deferred, ts.iter().any(|t| t.first != t.tail));
-        frames.push(shrunk(&steps));
+        frames.push(order);
         assert!(frames.len() <= 3, "{frames:?}");
     }
     assert_eq!(frames, [vec![3, 1], vec![4, 0], vec![2]]);
     // over the budget until the last has shrunk: all five at once,
     // whatever the share, largest first
-    let mut ts = fresh();
     let tails: u64 = tops
         .iter()
         .map(|&top| geometry(top).shape(3, Tier::Full).bytes())
         .sum();
-    let mut c = Context {
-        shrinks_left: 2,
-        ..ctx(
-            Books {
-                textures: held(&ts),
-                ..books(0)
-            },
-            tails,
-        )
-    };
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [3, 1, 4, 0, 2]);
+    let (order, c) = run(&mut fresh(), tails, 2);
+    assert_eq!(order, [3, 1, 4, 0, 2]);
     assert!(c.books.accounted() <= tails);
     // over the budget until the largest has shrunk: that one is forced and
     // counts, and the share's other goes to the next largest
-    let mut ts = fresh();
-    let mut c = Context {
-        shrinks_left: 2,
-        ..ctx(
-            Books {
-                textures: held(&ts),
-                ..books(0)
-            },
-            held(&ts) / 2,
-        )
-    };
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [3, 1]);
-    assert!(c.books.accounted() <= held(&fresh()) / 2);
+    let half = held(&fresh()) / 2;
+    let (order, c) = run(&mut fresh(), half, 2);
+    assert_eq!(order, [3, 1]);
+    assert!(c.books.accounted() <= half);
     // with no limit the order is the textures' own
-    let mut ts = fresh();
-    let mut c = ctx(
-        Books {
-            textures: held(&ts),
-            ..books(0)
-        },
-        held(&ts),
-    );
-    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert_eq!(shrunk(&steps), [0, 1, 2, 3, 4]);
+    let (order, _) = run(&mut fresh(), held(&fresh()), u32::MAX);
+    assert_eq!(order, [0, 1, 2, 3, 4]);
 }
