@@ -506,6 +506,8 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     let opts = UploadBenchOptions {
         frames: 8,
         jump_every: 4,
+        groups: 2,
+        warmup: 4,
         upload_caps_mib: vec![2],
         staging_modes: vec![false, true],
         backends: None,
@@ -513,7 +515,7 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     };
     let mut updates = 0;
     let r = bench_uploads(&opts, |_, _| updates += 1).unwrap();
-    assert_eq!(updates, 2 * 8, "progress after every timed update");
+    assert_eq!(updates, 2 * (8 + 4), "progress after every update");
     assert_eq!(r.runs.len(), 2);
     let (render, loaders) = (&r.runs[0], &r.runs[1]);
     assert_eq!(render.loader_staging_bytes, 0);
@@ -529,9 +531,13 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
             run.loader_staged_bytes_mean <= run.upload_bytes_mean,
             "{run:?}"
         );
-        let [p50, p99, max] = run.update_ms;
-        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
+        for [p50, p99, max] in [run.update_ms, run.warmup_update_ms, run.apply_ms] {
+            assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run:?}");
+        }
+        assert!(run.apply_ms[2] <= run.update_ms[2], "{run:?}");
         assert!(run.at_cap_updates <= 8);
+        assert!(run.grown_max > 0, "every jump grows textures: {run:?}");
+        assert!(run.grown_mean <= f64::from(run.grown_max), "{run:?}");
     }
     // the Sponza textures are BC7 on both backends; on GL they keep CPU
     // copies and are never loader-staged
@@ -548,6 +554,10 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         "upload_cap_mib",
         "loader_staging_bytes",
         "update_ms",
+        "warmup_update_ms",
+        "apply_ms",
+        "grown_mean",
+        "grown_max",
         "at_cap_updates",
         "at_cap_update_ms",
         "upload_bytes_mean",
@@ -555,6 +565,13 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     ] {
         assert!(json["runs"][1].get(key).is_some(), "{key}");
     }
-    let none = UploadBenchOptions { frames: 0, ..opts };
+    assert_eq!(json["warmup"], 4);
+    let none = UploadBenchOptions {
+        frames: 0,
+        ..opts.clone()
+    };
     assert!(bench_uploads(&none, |_, _| {}).is_err());
+    let nowhere = UploadBenchOptions { groups: 0, ..opts };
+    let err = bench_uploads(&nowhere, |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("--groups"), "{err}");
 }

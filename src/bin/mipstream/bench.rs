@@ -431,6 +431,15 @@ pub(crate) struct BenchUploadsArgs {
     /// Updates between camera jumps (each a burst of loads).
     #[arg(long, default_value_t = 30)]
     jump_every: usize,
+    /// Places the camera visits in turn (ten textures each), over and over:
+    /// the scene stays the same size whatever --frames is.
+    #[arg(long, default_value_t = 30)]
+    groups: usize,
+    /// Updates run first along the same path (the same groups) and timed
+    /// apart (the JSON's `warmup_update_ms`): the first updates of a
+    /// process pay for the driver's memory the first time it is touched.
+    #[arg(long, default_value_t = 300)]
+    warmup: usize,
     /// A folder of KTX2 textures (the first twenty, by name, are used).
     #[arg(long, default_value = "../shared/data/sponza-textures")]
     textures: PathBuf,
@@ -465,6 +474,8 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     let opts = bench::uploads::UploadBenchOptions {
         frames: args.frames,
         jump_every: args.jump_every,
+        groups: args.groups,
+        warmup: args.warmup,
         upload_caps_mib: args.upload_caps_mb.clone(),
         staging_modes: match args.staging {
             Staging::Render => vec![false],
@@ -483,22 +494,23 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     );
     let frames = args.frames;
     let r = bench::uploads::bench_uploads(&opts, |run, done| {
-        bar.set_message(format!("run {} of {runs}", run + 1));
+        let warming = if done == 0 { " (warm-up)" } else { "" };
+        bar.set_message(format!("run {} of {runs}{warming}", run + 1));
         bar.set_position((run * frames + done) as u64);
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
-        "{} updates per run on {} ({}), the camera jumping every {} updates, each update's loads waited for (untimed)",
-        r.frames, r.adapter, r.backend, args.jump_every
+        "{} updates per run after {} untimed along the same path, on {} ({}), the camera jumping every {} updates, each update's loads waited for (untimed)",
+        r.frames, r.warmup, r.adapter, r.backend, args.jump_every
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "staging | cap MiB | update p50 / p99 / max ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean"
+        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | grown per update mean / max | warm-up's update p50 / p99 ms"
     );
     for run in &r.runs {
         println!(
-            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {}",
+            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} / {} | {:.3} / {:.3}",
             if run.loader_staging_bytes > 0 {
                 "loaders"
             } else {
@@ -508,6 +520,8 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.update_ms[0],
             run.update_ms[1],
             run.update_ms[2],
+            run.apply_ms[0],
+            run.apply_ms[1],
             run.at_cap_updates,
             run.at_cap_update_ms[0],
             run.at_cap_update_ms[1],
@@ -515,6 +529,10 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
             mib(run.loader_staged_bytes_mean),
+            run.grown_mean,
+            run.grown_max,
+            run.warmup_update_ms[0],
+            run.warmup_update_ms[1],
         );
     }
     if let Some(path) = &args.json {

@@ -14,6 +14,8 @@
 //! can build within the budget that frame. Each cap runs with the texels
 //! staged by `update` (`Queue::write_texture`) and, where asked, by the
 //! loader threads ([`StreamerOptions::loader_staging_bytes`], twice the cap).
+//! The timed updates follow a warm-up along the same path, timed apart
+//! ([`UploadBenchOptions::warmup`]).
 
 use super::update::spread;
 use crate::container::TextureFile;
@@ -31,6 +33,16 @@ pub struct UploadBenchOptions {
     pub frames: usize,
     /// Updates between camera jumps.
     pub jump_every: usize,
+    /// Places the camera visits in turn, a group of ten textures each,
+    /// over and over (the warm-up and the timed updates alike): the scene
+    /// does not grow with `frames`.
+    pub groups: usize,
+    /// Updates run before the timed ones along the same path (the same
+    /// groups in the same order), timed apart
+    /// ([`UploadRun::warmup_update_ms`]): a process's first updates pay for
+    /// the first touch of the driver's memory (see
+    /// [`super::update::UpdateBenchOptions::warmup`]).
+    pub warmup: usize,
     /// Upload caps, MiB per update.
     pub upload_caps_mib: Vec<u64>,
     /// Who stages the texels, a run per cap each: `false` `update`
@@ -53,6 +65,15 @@ pub struct UploadRun {
     pub budget_bytes: u64,
     /// `update` on the render thread, every update: p50, p99, max (ms).
     pub update_ms: [f64; 3],
+    /// The same over the warm-up's updates (zeros without one).
+    pub warmup_update_ms: [f64; 3],
+    /// Of each timed update, what is not the plan's share
+    /// ([`crate::streamer::FrameStats::plan_time`]): p50, p99, max (ms).
+    pub apply_ms: [f64; 3],
+    /// Textures grown per timed update: mean and most.
+    pub grown_mean: f64,
+    /// The most textures one timed update grew.
+    pub grown_max: u32,
     /// Updates that uploaded at least half the cap.
     pub at_cap_updates: usize,
     /// `update` in those: p50, p99, max (ms).
@@ -74,6 +95,8 @@ pub struct UploadBench {
     pub backend: String,
     /// Updates per run.
     pub frames: usize,
+    /// Untimed updates before them, per run.
+    pub warmup: usize,
     /// The runs, caps within staging modes.
     pub runs: Vec<UploadRun>,
 }
@@ -99,9 +122,13 @@ pub fn bench_uploads(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<UploadBench, super::update::UpdateBenchError> {
     use super::update::UpdateBenchError as E;
-    if opts.frames == 0 || opts.jump_every == 0 || opts.upload_caps_mib.contains(&0) {
+    if opts.frames == 0
+        || opts.jump_every == 0
+        || opts.groups == 0
+        || opts.upload_caps_mib.contains(&0)
+    {
         return Err(E::Options(
-            "--frames, --jump-every and every upload cap must be at least 1".into(),
+            "--frames, --jump-every, --groups and every upload cap must be at least 1".into(),
         ));
     }
     if opts.textures.len() < 2 {
@@ -136,7 +163,9 @@ pub fn bench_uploads(
         // of the camera) for every place the camera visits, each sphere's
         // texture spread wide enough that its finest levels are wanted;
         // the groups take the files in turn, each registered once per group
-        let groups = opts.frames / opts.jump_every + 1;
+        // (group 0 is where the camera settles; it then visits the others
+        // in turn, over and over)
+        let groups = opts.groups + 1;
         let mut group_bytes = vec![0u64; groups];
         for (g, bytes) in group_bytes.iter_mut().enumerate() {
             for k in 0..10 {
@@ -163,21 +192,35 @@ pub fn bench_uploads(
         let budget = 2 * group_bytes.iter().max().copied().unwrap_or(0) + tails;
         s.set_budget(Budget::Bytes(budget));
         s.settle(&[camera(0, 0)], Duration::from_secs(600))?;
-        let (mut update, mut at_cap) = (Vec::new(), Vec::new());
+        let place = |f: usize| f / opts.jump_every % opts.groups + 1;
+        let mut warm = Vec::with_capacity(opts.warmup);
+        for f in 0..opts.warmup {
+            let st = s.update(&[camera(place(f), f)]);
+            warm.push(st.update_time.as_secs_f64() * 1e3);
+            progress(run, 0);
+            s.finish_loads(Duration::from_secs(120))?;
+        }
+        let (mut update, mut at_cap, mut apply) = (Vec::new(), Vec::new(), Vec::new());
         let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
+        let (mut grown, mut grown_max) = (0u64, 0u32);
         for f in 0..opts.frames {
-            let st = s.update(&[camera(f / opts.jump_every + 1, f)]);
+            let st = s.update(&[camera(place(opts.warmup + f), f)]);
             let ms = st.update_time.as_secs_f64() * 1e3;
             update.push(ms);
+            apply.push(st.update_time.saturating_sub(st.plan_time).as_secs_f64() * 1e3);
             if st.upload_bytes >= (cap << 20) / 2 {
                 at_cap.push(ms);
             }
             uploaded += st.upload_bytes;
             staged += st.loader_staged_bytes;
             most = most.max(st.upload_bytes);
+            grown += u64::from(st.grown);
+            grown_max = grown_max.max(st.grown);
             progress(run, f + 1);
             s.finish_loads(Duration::from_secs(120))?;
         }
+        warm.sort_by(f64::total_cmp);
+        apply.sort_by(f64::total_cmp);
         update.sort_by(f64::total_cmp);
         at_cap.sort_by(f64::total_cmp);
         runs.push(UploadRun {
@@ -185,6 +228,10 @@ pub fn bench_uploads(
             loader_staging_bytes: s.report().totals.loader_staging,
             budget_bytes: budget,
             update_ms: spread(&update),
+            warmup_update_ms: spread(&warm),
+            apply_ms: spread(&apply),
+            grown_mean: grown as f64 / opts.frames as f64,
+            grown_max,
             at_cap_updates: at_cap.len(),
             at_cap_update_ms: spread(&at_cap),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
@@ -196,6 +243,7 @@ pub fn bench_uploads(
         adapter: info.name,
         backend: format!("{:?}", info.backend),
         frames: opts.frames,
+        warmup: opts.warmup,
         runs,
     })
 }
@@ -208,11 +256,16 @@ impl UploadBench {
             "adapter": self.adapter,
             "backend": self.backend,
             "frames": self.frames,
+            "warmup": self.warmup,
             "runs": self.runs.iter().map(|r| serde_json::json!({
                 "upload_cap_mib": r.upload_cap_mib,
                 "loader_staging_bytes": r.loader_staging_bytes,
                 "budget_bytes": r.budget_bytes,
                 "update_ms": ms(r.update_ms),
+                "warmup_update_ms": ms(r.warmup_update_ms),
+                "apply_ms": ms(r.apply_ms),
+                "grown_mean": r.grown_mean,
+                "grown_max": r.grown_max,
                 "at_cap_updates": r.at_cap_updates,
                 "at_cap_update_ms": ms(r.at_cap_update_ms),
                 "upload_bytes_mean": r.upload_bytes_mean,
