@@ -255,7 +255,15 @@ pub struct Loader {
     level_inbox: Vec<LoadResult>,
     workers: Vec<JoinHandle<()>>,
     outstanding: usize,
+    /// What the caller is done with and should not pay to free: dropped
+    /// on `freer`.
+    spent: Option<Sender<Box<dyn Send>>>,
+    freer: Option<JoinHandle<()>>,
 }
+
+/// Buffers at least this big are freed on the loader's freeing thread
+/// ([`Loader::free`]); smaller ones cost less to free than to send.
+const FREE_ELSEWHERE_BYTES: usize = 64 << 10;
 
 impl fmt::Debug for Loader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -289,6 +297,11 @@ impl Loader {
                     .expect("spawning a loader thread")
             })
             .collect();
+        let (spent, bin) = mpsc::channel::<Box<dyn Send>>();
+        let freer = std::thread::Builder::new()
+            .name("mipstream-free".into())
+            .spawn(move || bin.into_iter().for_each(drop))
+            .expect("spawning the freeing thread");
         Self {
             shared,
             results: Mutex::new(rx),
@@ -296,6 +309,28 @@ impl Loader {
             level_inbox: Vec::new(),
             workers,
             outstanding: 0,
+            spent: Some(spent),
+            freer: Some(freer),
+        }
+    }
+
+    /// Frees `data` off the calling thread when it is big: freeing a
+    /// multi-megabyte buffer can cost the caller the allocator handing
+    /// memory back to the system (glibc trims its heap with system calls),
+    /// and the render thread should not pay for that. Small buffers are
+    /// freed here.
+    pub fn free(&self, data: Vec<u8>) {
+        if data.capacity() >= FREE_ELSEWHERE_BYTES {
+            self.drop_elsewhere(Box::new(data));
+        }
+    }
+
+    /// Drops `value` on the freeing thread.
+    fn drop_elsewhere(&self, value: Box<dyn Send>) {
+        if let Some(spent) = &self.spent {
+            // the thread lives as long as our sender; were it gone, the
+            // value would come back in the error and be dropped here
+            let _ = spent.send(value);
         }
     }
 
@@ -437,6 +472,11 @@ impl Drop for Loader {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
+        // the freeing thread ends when its channel closes
+        drop(self.spent.take());
+        if let Some(f) = self.freer.take() {
+            let _ = f.join();
+        }
     }
 }
 
@@ -549,4 +589,47 @@ fn run(
             message: panic_message(p.as_ref()),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Says on which thread it was dropped.
+    struct Probe(Sender<Option<String>>);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().name().map(String::from));
+        }
+    }
+
+    #[test]
+    fn what_the_caller_hands_over_is_dropped_on_the_freeing_thread() {
+        let loader = Loader::new(1);
+        let (tx, rx) = mpsc::channel();
+        loader.drop_elsewhere(Box::new(Probe(tx.clone())));
+        let on = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(on.as_deref(), Some("mipstream-free"));
+        // what is still queued when the loader goes is dropped before
+        // the loader's drop returns, not leaked
+        for _ in 0..100 {
+            loader.drop_elsewhere(Box::new(Probe(tx.clone())));
+        }
+        drop(tx);
+        drop(loader);
+        assert_eq!(rx.try_iter().count(), 100);
+    }
+
+    #[test]
+    fn small_buffers_are_freed_by_the_caller_big_ones_elsewhere() {
+        // nothing observable about a freed Vec but the threshold, so check
+        // that `free` takes both sizes without blocking or panicking, after
+        // the freeing thread has gone too
+        let mut loader = Loader::new(1);
+        loader.free(vec![0u8; 16]);
+        loader.free(vec![0u8; FREE_ELSEWHERE_BYTES]);
+        drop(loader.spent.take());
+        loader.free(vec![0u8; FREE_ELSEWHERE_BYTES]);
+    }
 }

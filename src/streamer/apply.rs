@@ -324,6 +324,12 @@ impl Streamer {
             // loads of textures with CPU copies are never staged
             debug_assert!(arrived.iter().all(|l| l.staged.is_none()));
             shadow.extend(arrived.into_iter().map(|l| (l.level, l)));
+        } else {
+            // the texels are in wgpu's staging now: their buffers are freed
+            // off the render thread
+            for l in arrived {
+                self.loader.free(l.data);
+            }
         }
         Ok(())
     }
