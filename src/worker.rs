@@ -620,16 +620,4 @@ mod tests {
         drop(loader);
         assert_eq!(rx.try_iter().count(), 100);
     }
-
-    #[test]
-    fn small_buffers_are_freed_by_the_caller_big_ones_elsewhere() {
-        // nothing observable about a freed Vec but the threshold, so check
-        // that `free` takes both sizes without blocking or panicking, after
-        // the freeing thread has gone too
-        let mut loader = Loader::new(1);
-        loader.free(vec![0u8; 16]);
-        loader.free(vec![0u8; FREE_ELSEWHERE_BYTES]);
-        drop(loader.spent.take());
-        loader.free(vec![0u8; FREE_ELSEWHERE_BYTES]);
-    }
 }
