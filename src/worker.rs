@@ -166,11 +166,25 @@ pub struct LoadResult {
     pub result: Result<LevelImage, LoadError>,
     /// Time spent reading and transcoding.
     pub elapsed: Duration,
+    /// The level was to be staged and is worth staging, but the staging
+    /// reserve had no room for it then: its texels are in CPU memory
+    /// ([`LevelImage::data`]). [`Loader::restage`] tries again.
+    pub reserve_full: bool,
+}
+
+/// A transcoded level handed back to the workers to be moved into staging
+/// ([`Loader::restage`]).
+struct StageRequest {
+    key: LoadKey,
+    output: Output,
+    image: LevelImage,
+    priority: f32,
 }
 
 enum Job {
     Level(LoadRequest),
     Mesh(MeshLoadRequest),
+    Stage(StageRequest),
 }
 
 impl Job {
@@ -178,6 +192,7 @@ impl Job {
         match self {
             Job::Level(r) => r.priority,
             Job::Mesh(r) => r.priority,
+            Job::Stage(r) => r.priority,
         }
     }
 
@@ -185,6 +200,7 @@ impl Job {
         match self {
             Job::Level(r) => (r.key, r.level),
             Job::Mesh(r) => (r.key, r.lod),
+            Job::Stage(r) => (r.key, r.image.level),
         }
     }
 }
@@ -372,6 +388,21 @@ impl Loader {
         self.shared.wake.notify_one();
     }
 
+    /// Hands a level that came back with [`LoadResult::reserve_full`] to
+    /// the workers again, to be moved into staging if the reserve has room
+    /// now; it comes back as a result like a load's (`key`, its level,
+    /// `output`), staged or still in CPU memory with `reserve_full` set.
+    /// Nothing is read or transcoded again. Without staging set it comes
+    /// back as it is.
+    pub fn restage(&mut self, key: LoadKey, output: Output, image: LevelImage, priority: f32) {
+        self.push(Job::Stage(StageRequest {
+            key,
+            output,
+            image,
+            priority,
+        }));
+    }
+
     /// Cancels queued requests for `(key, level)`; one already running finishes
     /// and its result is discarded.
     pub fn cancel(&mut self, key: LoadKey, level: u32) {
@@ -507,31 +538,54 @@ fn worker_loop(shared: &Shared, tx: &Sender<Finished>) {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         let staging = match &req {
-            Job::Level(r) if r.stage => shared
+            Job::Level(LoadRequest { stage: true, .. }) | Job::Stage(_) => shared
                 .staging
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
             _ => None,
         };
-        let finished = match &req {
-            Job::Level(req) => Finished::Level(LoadResult {
-                key: req.key,
-                level: req.level,
-                output: req.options.output,
-                result: run(req, faults.as_deref(), staging.as_ref()),
-                elapsed: start.elapsed(),
-            }),
+        let id = req.id();
+        let finished = match req {
+            Job::Level(req) => {
+                let (result, reserve_full) = match run(&req, faults.as_deref(), staging.as_ref()) {
+                    Ok((img, full)) => (Ok(img), full),
+                    Err(e) => (Err(e), false),
+                };
+                Finished::Level(LoadResult {
+                    key: req.key,
+                    level: req.level,
+                    output: req.options.output,
+                    result,
+                    elapsed: start.elapsed(),
+                    reserve_full,
+                })
+            }
+            Job::Stage(req) => {
+                let level = req.image.level;
+                let (image, reserve_full) = match &staging {
+                    Some(s) => s.try_stage(req.image),
+                    None => (req.image, false),
+                };
+                Finished::Level(LoadResult {
+                    key: req.key,
+                    level,
+                    output: req.output,
+                    result: Ok(image),
+                    elapsed: start.elapsed(),
+                    reserve_full,
+                })
+            }
             Job::Mesh(req) => Finished::Mesh(MeshLoadResult {
                 key: req.key,
                 lod: req.lod,
-                result: run_mesh(req),
+                result: run_mesh(&req),
                 elapsed: start.elapsed(),
             }),
         };
         let mut s = shared.lock();
         s.busy -= 1;
-        let cancelled = s.cancelled.remove(&req.id());
+        let cancelled = s.cancelled.remove(&id);
         if cancelled {
             s.discarded += 1;
         }
@@ -562,13 +616,14 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Reads and transcodes one level (into staging when `staging` is given),
-/// turning a codec panic into an error.
+/// turning a codec panic into an error; says whether staging found the
+/// reserve full.
 fn run(
     req: &LoadRequest,
     faults: Option<&Faults>,
     staging: Option<&LoaderStaging>,
-) -> Result<LevelImage, LoadError> {
-    let work = || -> Result<LevelImage, LoadError> {
+) -> Result<(LevelImage, bool), LoadError> {
+    let work = || -> Result<(LevelImage, bool), LoadError> {
         let raw = req.file.read_level(req.level)?;
         if faults.is_some_and(|f| f.roll(FaultKind::TranscodeError)) {
             return Err(LoadError::InjectedTranscode {
@@ -578,8 +633,8 @@ fn run(
         }
         let img = transcode::transcode_level(&req.file, &raw, &req.options)?;
         Ok(match staging {
-            Some(s) => s.stage(img),
-            None => img,
+            Some(s) => s.try_stage(img),
+            None => (img, false),
         })
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
@@ -602,6 +657,36 @@ mod tests {
         fn drop(&mut self) {
             let _ = self.0.send(std::thread::current().name().map(String::from));
         }
+    }
+
+    #[test]
+    fn a_level_handed_back_for_staging_returns_as_a_result_of_its_key_and_level() {
+        let mut loader = Loader::new(1);
+        let key = LoadKey::Other(7);
+        let image = LevelImage {
+            level: 3,
+            width: 4,
+            height: 2,
+            images: 1,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            bytes_per_row: 16,
+            rows_per_image: 2,
+            data: (0..32).collect(),
+            staged: None,
+        };
+        loader.restage(key, Output::AsStored, image, f32::MAX);
+        assert_eq!(loader.outstanding(), 1);
+        let got = loader.wait(Duration::from_secs(10));
+        assert_eq!(got.len(), 1);
+        let r = &got[0];
+        assert_eq!((r.key, r.level, r.output), (key, 3, Output::AsStored));
+        // without staging set it comes back as it went: texels untouched
+        // and not refused for room
+        assert!(!r.reserve_full);
+        let img = r.result.as_ref().unwrap();
+        assert!(img.staged.is_none());
+        assert_eq!(img.data, (0..32).collect::<Vec<u8>>());
+        assert_eq!(loader.outstanding(), 0);
     }
 
     #[test]

@@ -520,6 +520,7 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     let (render, loaders) = (&r.runs[0], &r.runs[1]);
     assert_eq!(render.loader_staging_bytes, 0);
     assert_eq!(render.loader_staged_bytes_mean, 0.0);
+    assert_eq!(render.restaged_mean, 0.0, "no reserve, nothing sent back");
     assert_eq!(loaders.loader_staging_bytes, 4 << 20, "twice the cap");
     assert_eq!(
         render.budget_bytes, loaders.budget_bytes,
@@ -562,6 +563,7 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         "at_cap_update_ms",
         "upload_bytes_mean",
         "loader_staged_bytes_mean",
+        "restaged_mean",
     ] {
         assert!(json["runs"][1].get(key).is_some(), "{key}");
     }

@@ -206,3 +206,96 @@ fn wgpus_buffer_counter_sees_no_more_staging_than_the_reserve_on_vulkan() {
     let left = memory::counters(&g.device).buffer_memory - base;
     assert!(left <= 0, "{left} bytes of buffers outlive the streamer");
 }
+
+/// Updates at `v` until converged, as `run_to_convergence`; returns the
+/// bytes uploaded, the loader-staged bytes and the levels sent back to the
+/// loaders because the reserve was full.
+fn run_counting_restages(g: &gpu::HeadlessGpu, s: &mut Streamer, v: View) -> (u64, u64, u64) {
+    let (mut uploaded, mut staged, mut restaged) = (0, 0, 0);
+    for _ in 0..3000 {
+        let st = s.update(&[v]);
+        s.check_invariants().unwrap();
+        assert!(s.held_bytes() <= s.budget_bytes(), "over the budget");
+        uploaded += st.upload_bytes;
+        staged += st.loader_staged_bytes;
+        restaged += u64::from(st.restaged);
+        wait(g);
+        if s.converged() {
+            return (uploaded, staged, restaged);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("did not converge in 3000 updates");
+}
+
+#[test]
+fn levels_a_full_reserve_refused_go_back_to_the_loaders_and_arrive_staged() {
+    let g = gpu::headless_with_features(None, wgpu::Features::empty())
+        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+    eprintln!("on {}", g.describe());
+    let v = view(4.0);
+    let (mut plain, plain_ids) = scene(&g, options(256 << 20, 0), 6);
+    run_to_convergence(&g, &mut plain, v);
+    // the largest level the view streams in (RGBA8, tight rows)
+    let largest = plain_ids
+        .iter()
+        .map(|id| {
+            let t = &plain.resident(*id).unwrap().texture;
+            u64::from(t.width() * t.height() * 4)
+        })
+        .max()
+        .unwrap();
+    // a reserve that holds any one level but not all those one update
+    // asks for: the loaders find it full
+    let mut small = options(256 << 20, largest);
+    small.workers = 1;
+    let (mut staged, staged_ids) = scene(&g, small, 6);
+    let (uploaded, loader_staged, restaged) = run_counting_restages(&g, &mut staged, v);
+    eprintln!(
+        "reserve {largest} bytes: uploaded {uploaded}, {loader_staged} of them loader-staged, {restaged} levels sent back"
+    );
+    assert!(restaged > 0, "the reserve never refused a level");
+    assert_eq!(
+        staged.report().totals.loader_staging_used,
+        0,
+        "every staged level's room came back"
+    );
+    for (a, b) in plain_ids.iter().zip(&staged_ids) {
+        let (ra, rb) = (plain.resident(*a).unwrap(), staged.resident(*b).unwrap());
+        assert_eq!(
+            (ra.first_level, ra.level_count),
+            (rb.first_level, rb.level_count),
+            "the same levels are resident"
+        );
+        for mip in 0..ra.level_count {
+            let pa = gpu::read_rgba8(&g.device, &g.queue, &ra.texture, mip, 0).unwrap();
+            let pb = gpu::read_rgba8(&g.device, &g.queue, &rb.texture, mip, 0).unwrap();
+            assert!(pa == pb, "texture {a:?} mip {mip}: the texels differ");
+        }
+    }
+}
+
+#[test]
+fn a_level_larger_than_the_whole_reserve_is_not_sent_back() {
+    let g = gpu::headless_with_features(None, wgpu::Features::empty())
+        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+    let v = view(4.0);
+    // levels under 16 KiB are never staged, and every other level is
+    // larger than this reserve: none can ever fit, so none waits for room
+    let reserve = mipstream::gpu::staging::MIN_STAGED_BYTES - 256;
+    let mut tiny = options(256 << 20, reserve);
+    tiny.workers = 1;
+    let (mut s, ids) = scene(&g, tiny, 6);
+    let (uploaded, loader_staged, restaged) = run_counting_restages(&g, &mut s, v);
+    assert!(uploaded > 0);
+    assert_eq!(restaged, 0, "a level that can never fit is not sent back");
+    assert_eq!(loader_staged, 0, "nothing fits the reserve");
+    for id in ids {
+        let r = s.resident(id).unwrap();
+        assert!(
+            r.first_level < 5,
+            "detail still streams in (through write_texture): level {}",
+            r.first_level
+        );
+    }
+}

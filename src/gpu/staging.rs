@@ -16,10 +16,15 @@
 //! a buffer and they come back when the last handle of the staged level is
 //! dropped: after the GPU has finished the copy (the store keeps a handle in
 //! the submission's finished-work callback), or when the level is dropped
-//! unused (a cancelled or stale load, a removed texture). A level that does
-//! not fit the reserve, is small, has padded rows on a backend that
-//! mishandles them (GL, compressed formats) or whose buffer cannot be
-//! created stays in CPU memory and is uploaded as before.
+//! unused (a cancelled or stale load, a removed texture). A level that
+//! finds the reserve full comes back to the streamer in CPU memory marked
+//! so ([`crate::worker::LoadResult::reserve_full`]); the streamer hands it
+//! back to the loaders ([`crate::worker::Loader::restage`]) after its next
+//! poll has returned the room of finished copies, a few times at most,
+//! before it uploads it from CPU memory. A level that is small, larger than
+//! the whole reserve, has padded rows on a backend that mishandles them
+//! (GL, compressed formats) or whose buffer cannot be created stays in CPU
+//! memory and is uploaded as before.
 
 use crate::transcode::LevelImage;
 use std::fmt;
@@ -149,7 +154,14 @@ impl LoaderStaging {
     /// loader thread), or returns it as it is when it is small, its rows
     /// cannot be copied from a buffer on this backend, the reserve is full
     /// or the buffer cannot be created.
-    pub fn stage(&self, mut img: LevelImage) -> LevelImage {
+    pub fn stage(&self, img: LevelImage) -> LevelImage {
+        self.try_stage(img).0
+    }
+
+    /// [`stage`](Self::stage), saying whether the texels stayed in CPU
+    /// memory only because the reserve had no room for them then (a level
+    /// worth staging, worth trying again once copies have returned room).
+    pub fn try_stage(&self, mut img: LevelImage) -> (LevelImage, bool) {
         let bytes = img.data.len() as u64;
         let (bw, _) = img.format.block_dimensions();
         let block = img.format.block_copy_size(None).unwrap_or(4);
@@ -164,9 +176,14 @@ impl LoaderStaging {
             || bytes < MIN_STAGED_BYTES
             || !bytes.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
             || !rows_ok
-            || !self.reserve.take(bytes)
         {
-            return img;
+            return (img, false);
+        }
+        if !self.reserve.take(bytes) {
+            // a level larger than the whole reserve never fits: not worth
+            // trying again
+            let could_fit = bytes <= self.reserve.capacity();
+            return (img, could_fit);
         }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -185,16 +202,16 @@ impl LoaderStaging {
             reserve: self.reserve.clone(),
         };
         if failed {
-            return img;
+            return (img, false);
         }
         match staged.buffer.get_mapped_range_mut(..) {
             Ok(mut view) => view.copy_from_slice(&img.data),
-            Err(_) => return img,
+            Err(_) => return (img, false),
         }
         staged.buffer.unmap();
         img.data = Vec::new();
         img.staged = Some(StagedLevel(Arc::new(staged)));
-        img
+        (img, false)
     }
 }
 

@@ -226,6 +226,9 @@ pub struct Streamer {
     settings_warnings: Vec<String>,
     /// Whether compressed textures can be copied GPU-side on this device.
     gpu_copies: bool,
+    /// Levels that came back unstaged because the loader staging reserve
+    /// was full, to hand back to the loaders next update (`textures.rs`).
+    restage: Vec<textures::Restage>,
 }
 
 impl Streamer {
@@ -287,6 +290,7 @@ impl Streamer {
             rejected_view: None,
             settings_warnings: Vec::new(),
             gpu_copies: memory::copies_compressed_textures(device),
+            restage: Vec::new(),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.gpu.set_pool_reuse_after(s.options.recycle_after_submits);
@@ -531,6 +535,8 @@ impl Streamer {
         self.budget.tick(self.frame);
         if self.options.loader_staging_bytes > 0 {
             self.size_staging_reserve();
+            // the poll above gave back the room of finished copies
+            self.restage_refused();
         }
     }
 
@@ -675,6 +681,7 @@ impl Streamer {
         let current = !self.options.plan_in_background || self.planner.is_current_for(&self.views);
         current
             && self.loader.outstanding() == 0
+            && self.restage.is_empty()
             && self.textures_converged(settled, fixed)
             && self.meshes_converged(settled)
     }

@@ -99,10 +99,14 @@ pub struct StreamerOptions {
     /// texels ([`crate::gpu::staging`]), so that `update` records buffer
     /// copies instead of copying texel bytes with `Queue::write_texture`.
     /// The reserve is set aside out of the budget whole (at most a quarter
-    /// of the effective budget), so the plan has that much less. Levels
-    /// under 16 KiB, levels of textures kept in CPU copies (compressed
-    /// formats on GL) and levels that do not fit the reserve go the usual
-    /// way. Default: 0 (off).
+    /// of the effective budget), so the plan has that much less. A level
+    /// that finds the reserve full goes back to the loaders at the next
+    /// updates, once room has come back from finished copies (up to 4
+    /// times; [`crate::streamer::FrameStats::restaged`]), rather than be
+    /// copied by `update`. Levels under 16 KiB, levels larger than the
+    /// whole reserve, levels of textures kept in CPU copies (compressed
+    /// formats on GL) and levels still refused after those tries go the
+    /// usual way. Default: 0 (off).
     pub loader_staging_bytes: u64,
     /// The planner's tunables.
     pub planner: PlannerOptions,

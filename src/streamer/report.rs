@@ -237,6 +237,11 @@ pub struct FrameStats {
     /// buffers ([`crate::streamer::StreamerOptions::loader_staging_bytes`]):
     /// copied on the GPU, not touched by `update`.
     pub loader_staged_bytes: u64,
+    /// Levels that came back from the loaders unstaged because the staging
+    /// reserve was full, held in CPU memory to go back to them for
+    /// staging next update (at most a few times each) rather than be
+    /// copied by `update`.
+    pub restaged: u32,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture views that changed (bind groups to rebuild).

@@ -62,6 +62,23 @@ pub(super) fn tier_index(t: Tier) -> usize {
     }
 }
 
+/// Times a level refused by a full loader staging reserve goes back to the
+/// loaders (once per update) before it is built from CPU memory like a
+/// level that is not staged: waiting a few updates for room keeps its
+/// texel copy off the render thread, and the bound keeps a reserve held by
+/// levels that cannot be built yet (they wait for these) from holding the
+/// texture back for long.
+pub(super) const RESTAGE_TRIES: u32 = 4;
+
+/// A level refused by a full loader staging reserve, to hand back to the
+/// loaders ([`crate::worker::Loader::restage`]).
+#[derive(Debug)]
+pub(super) struct Restage {
+    pub(super) key: LoadKey,
+    pub(super) output: Output,
+    pub(super) image: LevelImage,
+}
+
 /// One registered texture.
 #[derive(Debug)]
 pub(super) struct TextureEntry {
@@ -81,8 +98,12 @@ pub(super) struct TextureEntry {
     /// Arrived levels of `pending_tier`, waiting to be built in.
     pub(super) pending: BTreeMap<u32, LevelImage>,
     pub(super) pending_tier: Tier,
-    /// Levels of `pending_tier` queued or running on the loader.
+    /// Levels of `pending_tier` queued or running on the loader (or
+    /// waiting to go back to it for staging: `Streamer::restage`).
     pub(super) requested: BTreeSet<u32>,
+    /// Times each requested level came back refused by a full staging
+    /// reserve.
+    pub(super) restage_tries: BTreeMap<u32, u32>,
     pub(super) load: LoadState,
     /// CPU copies of the resident levels, kept where the backend cannot copy
     /// compressed textures GPU-side (wgpu's GL backend): building and
@@ -238,6 +259,7 @@ impl Streamer {
             pending: BTreeMap::new(),
             pending_tier: Tier::Full,
             requested: BTreeSet::new(),
+            restage_tries: BTreeMap::new(),
             load: LoadState::default(),
             shadow,
         });
@@ -312,6 +334,7 @@ impl Streamer {
         e.pending.clear();
         e.pending_tier = Tier::Full;
         e.requested.clear();
+        e.restage_tries.clear();
         e.load = LoadState::default();
         e.shadow = shadow;
         self.slots.set(id.index(), e.state());
@@ -520,13 +543,77 @@ impl Streamer {
         if tier != e.pending_tier {
             return; // a tier the texture no longer wants
         }
-        e.requested.remove(&r.level);
+        if r.reserve_full && self.options.loader_staging_bytes > 0 {
+            if let Ok(img) = r.result {
+                // worth staging, but the reserve was full: it waits in CPU
+                // memory (still requested) and goes back to the loaders
+                // next update, up to RESTAGE_TRIES times, then the way of
+                // levels that are not staged
+                let tries = e.restage_tries.get(&r.level).copied().unwrap_or(0);
+                if tries < RESTAGE_TRIES {
+                    e.restage_tries.insert(r.level, tries + 1);
+                    self.stats.restaged += 1;
+                    self.restage.push(Restage {
+                        key: r.key,
+                        output: r.output,
+                        image: img,
+                    });
+                    return;
+                }
+                e.restage_tries.remove(&r.level);
+                return self.accept_level(id, tier, r.level, Ok(img), frame, backoff);
+            }
+        }
+        e.restage_tries.remove(&r.level);
+        self.accept_level(id, tier, r.level, r.result, frame, backoff);
+    }
+
+    /// Hands the levels the staging reserve refused back to the loaders
+    /// (after the poll that returned finished copies' room); a level no
+    /// longer requested (cancelled, its tier given up, the texture
+    /// removed) is dropped.
+    pub(super) fn restage_refused(&mut self) {
+        for r in std::mem::take(&mut self.restage) {
+            let level = r.image.level;
+            let entry = self
+                .texture_of(r.key)
+                .and_then(|(id, tier)| Some((self.textures.get_mut(id)?, tier)));
+            let wanted = entry.is_some_and(|(e, tier)| {
+                let wanted = e.pending_tier == tier && e.requested.contains(&level);
+                if !wanted {
+                    e.restage_tries.remove(&level);
+                }
+                wanted
+            });
+            if wanted {
+                // ahead of transcodes: its texels are ready, and the room
+                // the reserve has now should go to what waited longest
+                self.loader.restage(r.key, r.output, r.image, f32::MAX);
+            } else {
+                self.loader.free(r.image.data);
+            }
+        }
+    }
+
+    fn accept_level(
+        &mut self,
+        id: TextureId,
+        tier: Tier,
+        level: u32,
+        result: Result<LevelImage, LoadError>,
+        frame: u64,
+        backoff: u64,
+    ) {
+        let Some(e) = self.textures.get_mut(id) else {
+            return;
+        };
+        e.requested.remove(&level);
         self.slots.touch(id.index());
-        match r.result {
+        match result {
             Ok(img) => {
                 e.load.failure = None;
-                if tier != e.tier || r.level < e.resident.first_level {
-                    e.pending.insert(r.level, img);
+                if tier != e.tier || level < e.resident.first_level {
+                    e.pending.insert(level, img);
                 }
             }
             Err(err) => {

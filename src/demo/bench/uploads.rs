@@ -84,6 +84,9 @@ pub struct UploadRun {
     pub upload_bytes_max: u64,
     /// Of the bytes uploaded, those the loader threads staged (mean per update).
     pub loader_staged_bytes_mean: f64,
+    /// Levels per update that came back refused by a full staging reserve
+    /// and were sent back to the loaders (mean; 0 without loader staging).
+    pub restaged_mean: f64,
 }
 
 /// Every run, on one adapter.
@@ -202,7 +205,7 @@ pub fn bench_uploads(
         }
         let (mut update, mut at_cap, mut apply) = (Vec::new(), Vec::new(), Vec::new());
         let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
-        let (mut grown, mut grown_max) = (0u64, 0u32);
+        let (mut grown, mut grown_max, mut restaged) = (0u64, 0u32, 0u64);
         for f in 0..opts.frames {
             let st = s.update(&[camera(place(opts.warmup + f), f)]);
             let ms = st.update_time.as_secs_f64() * 1e3;
@@ -213,6 +216,7 @@ pub fn bench_uploads(
             }
             uploaded += st.upload_bytes;
             staged += st.loader_staged_bytes;
+            restaged += u64::from(st.restaged);
             most = most.max(st.upload_bytes);
             grown += u64::from(st.grown);
             grown_max = grown_max.max(st.grown);
@@ -237,6 +241,7 @@ pub fn bench_uploads(
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
             upload_bytes_max: most,
             loader_staged_bytes_mean: staged as f64 / opts.frames as f64,
+            restaged_mean: restaged as f64 / opts.frames as f64,
         });
     }
     Ok(UploadBench {
@@ -271,6 +276,7 @@ impl UploadBench {
                 "upload_bytes_mean": r.upload_bytes_mean,
                 "upload_bytes_max": r.upload_bytes_max,
                 "loader_staged_bytes_mean": r.loader_staged_bytes_mean,
+                "restaged_mean": r.restaged_mean,
             })).collect::<Vec<_>>(),
         })
     }
