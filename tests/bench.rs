@@ -539,6 +539,19 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         assert!(run.at_cap_updates <= 8);
         assert!(run.grown_max > 0, "every jump grows textures: {run:?}");
         assert!(run.grown_mean <= f64::from(run.grown_max), "{run:?}");
+        // 8 timed updates: the slowest 1% is the slowest one
+        let slowest = &run.slowest;
+        assert_eq!(slowest.updates, 1, "{run:?}");
+        assert_eq!(slowest.update_ms, run.update_ms[2], "{run:?}");
+        assert!(slowest.grown <= f64::from(run.grown_max), "{run:?}");
+        assert!(
+            slowest.upload_bytes <= run.upload_bytes_max as f64,
+            "{run:?}"
+        );
+        assert!(
+            slowest.loader_staged_bytes <= slowest.upload_bytes,
+            "{run:?}"
+        );
     }
     // the Sponza textures are BC7 on both backends; on GL they keep CPU
     // copies and are never loader-staged
@@ -564,6 +577,7 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         "upload_bytes_mean",
         "loader_staged_bytes_mean",
         "restaged_mean",
+        "slowest",
     ] {
         assert!(json["runs"][1].get(key).is_some(), "{key}");
     }

@@ -506,11 +506,11 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | warm-up's update p50 / p99 ms"
+        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | warm-up's update p50 / p99 ms | slowest 1%: count, update ms, grown + shrunk, uploaded (loader-staged)"
     );
     for run in &r.runs {
         println!(
-            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.3} / {:.3}",
+            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.3} / {:.3} | {}, {:.3}, {:.1} + {:.1}, {} ({})",
             if run.loader_staging_bytes > 0 {
                 "loaders"
             } else {
@@ -534,6 +534,12 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.grown_max,
             run.warmup_update_ms[0],
             run.warmup_update_ms[1],
+            run.slowest.updates,
+            run.slowest.update_ms,
+            run.slowest.grown,
+            run.slowest.shrunk,
+            mib(run.slowest.upload_bytes),
+            mib(run.slowest.loader_staged_bytes),
         );
     }
     if let Some(path) = &args.json {

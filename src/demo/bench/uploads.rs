@@ -20,7 +20,7 @@
 use super::update::spread;
 use crate::container::TextureFile;
 use crate::gpu;
-use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use crate::streamer::{Budget, FrameStats, ObjectDesc, StreamerOptions, TextureDesc};
 use crate::{Streamer, View};
 use glam::{UVec2, Vec3};
 use std::path::PathBuf;
@@ -87,6 +87,49 @@ pub struct UploadRun {
     /// Levels per update that came back refused by a full staging reserve
     /// and were sent back to the loaders (mean; 0 without loader staging).
     pub restaged_mean: f64,
+    /// What the slowest 1% of the timed updates (at least one; the p99's
+    /// and those above it) did.
+    pub slowest: SlowestUpdates,
+}
+
+/// What the slowest updates of a run did, means over them: what makes the
+/// p99.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SlowestUpdates {
+    /// How many updates.
+    pub updates: usize,
+    /// `update` (ms).
+    pub update_ms: f64,
+    /// Textures grown.
+    pub grown: f64,
+    /// Textures shrunk.
+    pub shrunk: f64,
+    /// Bytes uploaded.
+    pub upload_bytes: f64,
+    /// Of those, bytes the loader threads staged.
+    pub loader_staged_bytes: f64,
+}
+
+impl SlowestUpdates {
+    /// The slowest 1% of `updates` (time in ms and the frame's stats).
+    fn of(updates: &mut [(f64, FrameStats)]) -> Self {
+        updates.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let n = updates.len().div_ceil(100).min(updates.len());
+        if n == 0 {
+            return Self::default();
+        }
+        let mean = |f: &dyn Fn(&(f64, FrameStats)) -> f64| {
+            updates[..n].iter().map(f).sum::<f64>() / n as f64
+        };
+        Self {
+            updates: n,
+            update_ms: mean(&|u| u.0),
+            grown: mean(&|u| f64::from(u.1.grown)),
+            shrunk: mean(&|u| f64::from(u.1.shrunk)),
+            upload_bytes: mean(&|u| u.1.upload_bytes as f64),
+            loader_staged_bytes: mean(&|u| u.1.loader_staged_bytes as f64),
+        }
+    }
 }
 
 /// Every run, on one adapter.
@@ -206,10 +249,12 @@ pub fn bench_uploads(
         let (mut update, mut at_cap, mut apply) = (Vec::new(), Vec::new(), Vec::new());
         let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
         let (mut grown, mut grown_max, mut restaged) = (0u64, 0u32, 0u64);
+        let mut each = Vec::with_capacity(opts.frames);
         for f in 0..opts.frames {
             let st = s.update(&[camera(place(opts.warmup + f), f)]);
             let ms = st.update_time.as_secs_f64() * 1e3;
             update.push(ms);
+            each.push((ms, st));
             apply.push(st.update_time.saturating_sub(st.plan_time).as_secs_f64() * 1e3);
             if st.upload_bytes >= (cap << 20) / 2 {
                 at_cap.push(ms);
@@ -242,6 +287,7 @@ pub fn bench_uploads(
             upload_bytes_max: most,
             loader_staged_bytes_mean: staged as f64 / opts.frames as f64,
             restaged_mean: restaged as f64 / opts.frames as f64,
+            slowest: SlowestUpdates::of(&mut each),
         });
     }
     Ok(UploadBench {
@@ -277,6 +323,14 @@ impl UploadBench {
                 "upload_bytes_max": r.upload_bytes_max,
                 "loader_staged_bytes_mean": r.loader_staged_bytes_mean,
                 "restaged_mean": r.restaged_mean,
+                "slowest": {
+                    "updates": r.slowest.updates,
+                    "update_ms": r.slowest.update_ms,
+                    "grown": r.slowest.grown,
+                    "shrunk": r.slowest.shrunk,
+                    "upload_bytes": r.slowest.upload_bytes,
+                    "loader_staged_bytes": r.slowest.loader_staged_bytes,
+                },
             })).collect::<Vec<_>>(),
         })
     }
