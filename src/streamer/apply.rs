@@ -24,6 +24,29 @@ pub(super) struct Carried {
 }
 
 impl Streamer {
+    /// Drops pooled textures (oldest first) while the books exceed the budget.
+    pub(super) fn keep_pool_within_budget(&mut self) {
+        let excess = self
+            .gpu
+            .accounted_bytes()
+            .saturating_sub(self.hard_budget());
+        if excess > 0 {
+            self.gpu
+                .trim_pool(self.gpu.pool_bytes().saturating_sub(excess));
+        }
+    }
+
+    /// The frame's last step: finished work's callbacks run.
+    pub(super) fn end_frame(&mut self) {
+        self.gpu.poll();
+        if self.gpu.accounted_bytes() > self.hard_budget() && self.gpu.staging_bytes() > 0 {
+            // a forced eviction re-uploaded kept levels (backends without GPU
+            // copies): the budget is a hard limit, so let that staging drain
+            self.gpu.wait_idle();
+            self.gpu.poll();
+        }
+    }
+
     /// The decisions' setting: a copy of the books and the frame's limits.
     pub(super) fn context(&self) -> Context {
         Context {

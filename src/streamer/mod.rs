@@ -90,6 +90,7 @@
 //! ```
 
 mod apply;
+mod arrivals;
 mod budget;
 mod canonical;
 mod load_state;
@@ -228,7 +229,7 @@ pub struct Streamer {
     gpu_copies: bool,
     /// Levels that came back unstaged because the loader staging reserve
     /// was full, to hand back to the loaders next update (`textures.rs`).
-    restage: Vec<textures::Restage>,
+    restage: Vec<arrivals::Restage>,
 }
 
 impl Streamer {
@@ -600,28 +601,6 @@ impl Streamer {
         work |= self.carry_out(steps, &mut room, true).work;
         if work || self.gpu.has_unsubmitted() {
             self.gpu.submit();
-        }
-    }
-
-    /// Drops pooled textures (oldest first) while the books exceed the budget.
-    fn keep_pool_within_budget(&mut self) {
-        let excess = self
-            .gpu
-            .accounted_bytes()
-            .saturating_sub(self.hard_budget());
-        if excess > 0 {
-            self.gpu
-                .trim_pool(self.gpu.pool_bytes().saturating_sub(excess));
-        }
-    }
-
-    fn end_frame(&mut self) {
-        self.gpu.poll();
-        if self.gpu.accounted_bytes() > self.hard_budget() && self.gpu.staging_bytes() > 0 {
-            // a forced eviction re-uploaded kept levels (backends without GPU
-            // copies): the budget is a hard limit, so let that staging drain
-            self.gpu.wait_idle();
-            self.gpu.poll();
         }
     }
 
