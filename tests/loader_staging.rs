@@ -71,18 +71,20 @@ fn wait(g: &gpu::HeadlessGpu) {
 }
 
 /// Updates at `v` until converged (loads given time between updates);
-/// returns the bytes uploaded and, of them, the loader-staged bytes.
-fn run_to_convergence(g: &gpu::HeadlessGpu, s: &mut Streamer, v: View) -> (u64, u64) {
-    let (mut uploaded, mut staged) = (0, 0);
+/// returns the bytes uploaded, of them the loader-staged bytes, and the
+/// levels sent back to the loaders because the reserve was full.
+fn run_to_convergence(g: &gpu::HeadlessGpu, s: &mut Streamer, v: View) -> (u64, u64, u64) {
+    let (mut uploaded, mut staged, mut restaged) = (0, 0, 0);
     for _ in 0..3000 {
         let st = s.update(&[v]);
         s.check_invariants().unwrap();
         assert!(s.held_bytes() <= s.budget_bytes(), "over the budget");
         uploaded += st.upload_bytes;
         staged += st.loader_staged_bytes;
+        restaged += u64::from(st.restaged);
         wait(g);
         if s.converged() {
-            return (uploaded, staged);
+            return (uploaded, staged, restaged);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -99,8 +101,8 @@ fn loader_staged_uploads_put_the_same_texels_on_the_gpu() {
     let v = view(4.0);
     let (mut plain, plain_ids) = scene(&g, options(256 << 20, 0), 6);
     let (mut staged, staged_ids) = scene(&g, options(256 << 20, 16 << 20), 6);
-    let (up_plain, staged_plain) = run_to_convergence(&g, &mut plain, v);
-    let (up_staged, staged_bytes) = run_to_convergence(&g, &mut staged, v);
+    let (up_plain, staged_plain, _) = run_to_convergence(&g, &mut plain, v);
+    let (up_staged, staged_bytes, _) = run_to_convergence(&g, &mut staged, v);
     eprintln!("uploaded {up_plain} bytes without loader staging, {up_staged} with ({staged_bytes} staged by the loaders)");
     assert_eq!(
         staged_plain, 0,
@@ -116,17 +118,25 @@ fn loader_staged_uploads_put_the_same_texels_on_the_gpu() {
         16 << 20,
         "the reserve is counted whole"
     );
-    for (a, b) in plain_ids.iter().zip(&staged_ids) {
+    for (a, _) in plain_ids.iter().zip(&staged_ids) {
+        let level = plain.resident(*a).unwrap().first_level;
+        assert!(level < 5, "the near view streams detail in: level {level}");
+    }
+    assert_same_texels(&g, (&plain, &plain_ids), (&staged, &staged_ids));
+}
+
+/// The two streamers hold the same levels of each texture, texel for texel.
+fn assert_same_texels(
+    g: &gpu::HeadlessGpu,
+    (plain, plain_ids): (&Streamer, &[TextureId]),
+    (staged, staged_ids): (&Streamer, &[TextureId]),
+) {
+    for (a, b) in plain_ids.iter().zip(staged_ids) {
         let (ra, rb) = (plain.resident(*a).unwrap(), staged.resident(*b).unwrap());
         assert_eq!(
             (ra.first_level, ra.level_count),
             (rb.first_level, rb.level_count),
             "the same levels are resident"
-        );
-        assert!(
-            ra.first_level < 5,
-            "the near view streams detail in: level {}",
-            ra.first_level
         );
         for mip in 0..ra.level_count {
             let pa = gpu::read_rgba8(&g.device, &g.queue, &ra.texture, mip, 0).unwrap();
@@ -207,27 +217,6 @@ fn wgpus_buffer_counter_sees_no_more_staging_than_the_reserve_on_vulkan() {
     assert!(left <= 0, "{left} bytes of buffers outlive the streamer");
 }
 
-/// Updates at `v` until converged, as `run_to_convergence`; returns the
-/// bytes uploaded, the loader-staged bytes and the levels sent back to the
-/// loaders because the reserve was full.
-fn run_counting_restages(g: &gpu::HeadlessGpu, s: &mut Streamer, v: View) -> (u64, u64, u64) {
-    let (mut uploaded, mut staged, mut restaged) = (0, 0, 0);
-    for _ in 0..3000 {
-        let st = s.update(&[v]);
-        s.check_invariants().unwrap();
-        assert!(s.held_bytes() <= s.budget_bytes(), "over the budget");
-        uploaded += st.upload_bytes;
-        staged += st.loader_staged_bytes;
-        restaged += u64::from(st.restaged);
-        wait(g);
-        if s.converged() {
-            return (uploaded, staged, restaged);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("did not converge in 3000 updates");
-}
-
 #[test]
 fn levels_a_full_reserve_refused_go_back_to_the_loaders_and_arrive_staged() {
     let g = gpu::headless_with_features(None, wgpu::Features::empty())
@@ -250,7 +239,7 @@ fn levels_a_full_reserve_refused_go_back_to_the_loaders_and_arrive_staged() {
     let mut small = options(256 << 20, largest);
     small.workers = 1;
     let (mut staged, staged_ids) = scene(&g, small, 6);
-    let (uploaded, loader_staged, restaged) = run_counting_restages(&g, &mut staged, v);
+    let (uploaded, loader_staged, restaged) = run_to_convergence(&g, &mut staged, v);
     eprintln!(
         "reserve {largest} bytes: uploaded {uploaded}, {loader_staged} of them loader-staged, {restaged} levels sent back"
     );
@@ -260,19 +249,7 @@ fn levels_a_full_reserve_refused_go_back_to_the_loaders_and_arrive_staged() {
         0,
         "every staged level's room came back"
     );
-    for (a, b) in plain_ids.iter().zip(&staged_ids) {
-        let (ra, rb) = (plain.resident(*a).unwrap(), staged.resident(*b).unwrap());
-        assert_eq!(
-            (ra.first_level, ra.level_count),
-            (rb.first_level, rb.level_count),
-            "the same levels are resident"
-        );
-        for mip in 0..ra.level_count {
-            let pa = gpu::read_rgba8(&g.device, &g.queue, &ra.texture, mip, 0).unwrap();
-            let pb = gpu::read_rgba8(&g.device, &g.queue, &rb.texture, mip, 0).unwrap();
-            assert!(pa == pb, "texture {a:?} mip {mip}: the texels differ");
-        }
-    }
+    assert_same_texels(&g, (&plain, &plain_ids), (&staged, &staged_ids));
 }
 
 #[test]
@@ -286,7 +263,7 @@ fn a_level_larger_than_the_whole_reserve_is_not_sent_back() {
     let mut tiny = options(256 << 20, reserve);
     tiny.workers = 1;
     let (mut s, ids) = scene(&g, tiny, 6);
-    let (uploaded, loader_staged, restaged) = run_counting_restages(&g, &mut s, v);
+    let (uploaded, loader_staged, restaged) = run_to_convergence(&g, &mut s, v);
     assert!(uploaded > 0);
     assert_eq!(restaged, 0, "a level that can never fit is not sent back");
     assert_eq!(loader_staged, 0, "nothing fits the reserve");
