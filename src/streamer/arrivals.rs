@@ -49,7 +49,6 @@ impl Streamer {
                 let tries = e.restage_tries.get(&r.level).copied().unwrap_or(0);
                 if tries < RESTAGE_TRIES {
                     e.restage_tries.insert(r.level, tries + 1);
-                    self.stats.restaged += 1;
                     self.restage.push(Restage {
                         key: r.key,
                         output: r.output,
@@ -86,6 +85,7 @@ impl Streamer {
                 // ahead of transcodes: its texels are ready, and the room
                 // the reserve has now should go to what waited longest
                 self.loader.restage(r.key, r.output, r.image, f32::MAX);
+                self.stats.restaged += 1;
             } else {
                 self.loader.free(r.image.data);
             }

@@ -237,10 +237,10 @@ pub struct FrameStats {
     /// buffers ([`crate::streamer::StreamerOptions::loader_staging_bytes`]):
     /// copied on the GPU, not touched by `update`.
     pub loader_staged_bytes: u64,
-    /// Levels that came back from the loaders unstaged because the staging
-    /// reserve was full, held in CPU memory to go back to them for
-    /// staging next update (at most a few times each) rather than be
-    /// copied by `update`.
+    /// Levels handed back to the loaders for staging this update: they
+    /// had come back unstaged because the staging reserve was full, and
+    /// wait for its room rather than be copied by `update` (at most a few
+    /// times each).
     pub restaged: u32,
     /// Levels uploaded.
     pub uploads: u32,
