@@ -153,14 +153,10 @@ impl LoaderStaging {
     /// Moves `img`'s texels into a staging buffer of their own (run on a
     /// loader thread), or returns it as it is when it is small, its rows
     /// cannot be copied from a buffer on this backend, the reserve is full
-    /// or the buffer cannot be created.
-    pub fn stage(&self, img: LevelImage) -> LevelImage {
-        self.try_stage(img).0
-    }
-
-    /// [`stage`](Self::stage), saying whether the texels stayed in CPU
-    /// memory only because the reserve had no room for them then (a level
-    /// worth staging, worth trying again once copies have returned room).
+    /// or the buffer cannot be created. The flag says whether the texels
+    /// stayed in CPU memory only because the reserve had no room for them
+    /// then (a level worth staging, worth trying again once copies have
+    /// returned room).
     pub fn try_stage(&self, mut img: LevelImage) -> (LevelImage, bool) {
         let bytes = img.data.len() as u64;
         let (bw, _) = img.format.block_dimensions();

@@ -40,28 +40,26 @@ impl Streamer {
         if tier != e.pending_tier {
             return; // a tier the texture no longer wants
         }
-        if r.reserve_full && self.options.loader_staging_bytes > 0 {
-            if let Ok(img) = r.result {
-                // worth staging, but the reserve was full: it waits in CPU
-                // memory (still requested) and goes back to the loaders
-                // next update, up to RESTAGE_TRIES times, then the way of
-                // levels that are not staged
-                let tries = e.restage_tries.get(&r.level).copied().unwrap_or(0);
-                if tries < RESTAGE_TRIES {
-                    e.restage_tries.insert(r.level, tries + 1);
-                    self.restage.push(Restage {
-                        key: r.key,
-                        output: r.output,
-                        image: img,
-                    });
-                    return;
-                }
-                e.restage_tries.remove(&r.level);
-                return self.accept_level(id, tier, r.level, Ok(img), frame, backoff);
+        let tries = e.restage_tries.remove(&r.level).unwrap_or(0);
+        match r.result {
+            // worth staging, but the reserve was full: it waits in CPU
+            // memory (still requested) and goes back to the loaders next
+            // update, up to RESTAGE_TRIES times, then the way of levels
+            // that are not staged
+            Ok(image)
+                if r.reserve_full
+                    && self.options.loader_staging_bytes > 0
+                    && tries < RESTAGE_TRIES =>
+            {
+                e.restage_tries.insert(r.level, tries + 1);
+                self.restage.push(Restage {
+                    key: r.key,
+                    output: r.output,
+                    image,
+                });
             }
+            result => self.accept_level(id, tier, r.level, result, frame, backoff),
         }
-        e.restage_tries.remove(&r.level);
-        self.accept_level(id, tier, r.level, r.result, frame, backoff);
     }
 
     /// Hands the levels the staging reserve refused back to the loaders
@@ -71,23 +69,23 @@ impl Streamer {
     pub(super) fn restage_refused(&mut self) {
         for r in std::mem::take(&mut self.restage) {
             let level = r.image.level;
-            let entry = self
-                .texture_of(r.key)
-                .and_then(|(id, tier)| Some((self.textures.get_mut(id)?, tier)));
-            let wanted = entry.is_some_and(|(e, tier)| {
-                let wanted = e.pending_tier == tier && e.requested.contains(&level);
-                if !wanted {
-                    e.restage_tries.remove(&level);
-                }
-                wanted
+            let entry = self.texture_of(r.key).and_then(|(id, tier)| {
+                self.textures.get_mut(id).filter(|e| e.pending_tier == tier)
             });
-            if wanted {
-                // ahead of transcodes: its texels are ready, and the room
-                // the reserve has now should go to what waited longest
-                self.loader.restage(r.key, r.output, r.image, f32::MAX);
-                self.stats.restaged += 1;
-            } else {
-                self.loader.free(r.image.data);
+            match entry {
+                Some(e) if e.requested.contains(&level) => {
+                    // ahead of transcodes: its texels are ready, and the
+                    // room the reserve has now should go to what waited
+                    // longest
+                    self.loader.restage(r.key, r.output, r.image, f32::MAX);
+                    self.stats.restaged += 1;
+                }
+                entry => {
+                    if let Some(e) = entry {
+                        e.restage_tries.remove(&level);
+                    }
+                    self.loader.free(r.image.data);
+                }
             }
         }
     }
