@@ -361,3 +361,68 @@ fn textures_prepared_on_other_threads_register_in_call_order_and_stream() {
         assert_eq!(t.resident, t.wanted, "{}", t.label);
     }
 }
+
+/// One texture holding nearly all of a budget that is then halved, with
+/// the next `refusals` allocations refused: its shrink is the only way to
+/// fit, and the first update's report.
+fn refused_shrink(refusals: u32) -> (Streamer, mipstream::TextureId) {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            ..Default::default()
+        },
+    );
+    let t = s
+        .register_texture(TextureDesc::new(common::sponza_texture(NAMES[0])))
+        .unwrap();
+    s.register_object(ObjectDesc::sphere(Vec3::new(0.0, 0.0, -4.0), 1.5).with_texture(t, 4.0))
+        .unwrap();
+    s.settle(&[view(0.0)], Duration::from_secs(60)).unwrap();
+    assert_eq!(s.texture_status(t).unwrap().resident, 0);
+    s.set_budget(Budget::Bytes(s.held_bytes() / 2));
+    s.inject_out_of_memory(refusals);
+    (s, t)
+}
+
+#[test]
+fn a_refused_shrink_with_no_other_texture_to_give_way_tries_its_tail() {
+    let (mut s, t) = refused_shrink(1);
+    let stats = s.update(&[view(0.0)]);
+    let r = s.report();
+    assert_eq!(s.oom_event_count(), 1, "{r}");
+    assert_eq!(stats.refused_shrinks, 1);
+    assert!(!stats.stuck_over_budget, "{r}");
+    s.check_invariants().unwrap_or_else(|e| panic!("{e}\n{r}"));
+    assert!(s.held_bytes() <= r.effective_budget, "{r}");
+    let st = s.texture_status(t).unwrap();
+    assert!(
+        st.resident > st.planned,
+        "a smaller copy than the one refused: {st:?}"
+    );
+}
+
+#[test]
+fn refused_shrinks_that_leave_nothing_to_give_are_reported_and_retried() {
+    // the shrink and its retry at the tail are both refused: the update
+    // ends over the budget in force, says why, and the next one fits
+    let (mut s, _) = refused_shrink(2);
+    let stats = s.update(&[view(0.0)]);
+    let r = s.report();
+    assert_eq!((s.oom_event_count(), stats.refused_shrinks), (2, 2), "{r}");
+    assert!(stats.stuck_over_budget, "{r}");
+    assert!(s.held_bytes() > r.effective_budget, "{r}");
+    s.check_invariants().unwrap_or_else(|e| panic!("{e}\n{r}"));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("refused the shrinks")),
+        "{r}"
+    );
+    let stats = s.update(&[view(0.0)]);
+    let r = s.report();
+    assert!(!stats.stuck_over_budget, "{r}");
+    assert_eq!(stats.shrunk, 1, "{r}");
+    s.check_invariants().unwrap_or_else(|e| panic!("{e}\n{r}"));
+    assert!(s.held_bytes() <= r.effective_budget, "{r}");
+}

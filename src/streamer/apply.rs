@@ -12,7 +12,7 @@ use crate::gpu::{AllocError, GpuTexture};
 use crate::ids::MeshId;
 use crate::kinds::Tier;
 use crate::transcode::LevelImage;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 /// What a run of steps did.
 #[derive(Debug, Default)]
@@ -24,6 +24,61 @@ pub(super) struct Carried {
 }
 
 impl Streamer {
+    /// The frame's GPU work: decided on a copy of the books (`work.rs`),
+    /// carried out on the store (`apply.rs`), phase by phase.
+    pub(super) fn work(&mut self) {
+        self.release_holds();
+        let mut room = UploadRoom::new(
+            self.options.upload_bytes_per_frame,
+            self.options.uploads_per_frame,
+        );
+        let mut work = false;
+        // 1. textures shrink; one whose allocation fails is left as it is
+        // and the rest decided again on the books as they now stand
+        let mut failed = work::Refused::new();
+        let mut deferred = false;
+        work |= self.shrink_textures_with(
+            &mut room,
+            &mut failed,
+            false,
+            &mut deferred,
+            work::shrink_textures,
+        );
+        // 1b. refused shrinks left the books over the budget: the others
+        // give up more than the plan asked, each refused one set aside
+        if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
+            work |= self.shrink_textures_with(
+                &mut room,
+                &mut failed,
+                true,
+                &mut deferred,
+                work::shrink_further,
+            );
+        }
+        // 2. meshes drop detail (frees memory, allocates nothing)
+        let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
+        work |= self.carry_out(steps, &mut room, false).work;
+        // what the shrinks released went into the recycle pool: the pool is
+        // a cache and never keeps the books above the budget
+        self.keep_pool_within_budget();
+        // 3. growth; after a failed allocation the rest waits
+        let steps = {
+            let paused = self.budget.growth_paused(self.frame);
+            let textures = self.texture_facts(Facts::Growing { paused });
+            let meshes = self.mesh_facts();
+            let mut ctx = self.context();
+            // a growth waiting for a deferred shrink's room asks no headroom
+            ctx.shrinks_deferred = deferred;
+            work::grow(&textures, &meshes, &mut ctx, &mut room.clone())
+        };
+        work |= self.carry_out(steps, &mut room, true).work;
+        if work || self.gpu.has_unsubmitted() {
+            let submit = std::time::Instant::now();
+            self.gpu.submit();
+            self.stats.submit_time = submit.elapsed();
+        }
+    }
+
     /// Drops pooled textures (oldest first) while the books exceed the budget.
     pub(super) fn keep_pool_within_budget(&mut self) {
         let excess = self
@@ -45,6 +100,10 @@ impl Streamer {
             self.gpu.wait_idle();
             self.gpu.poll();
         }
+        // still over only if refused shrinks left no texture to give way
+        // (`shrink_further` goes down to every tail before it stops)
+        self.stats.stuck_over_budget =
+            self.stats.refused_shrinks > 0 && self.gpu.accounted_bytes() > self.hard_budget();
     }
 
     /// The decisions' setting: a copy of the books and the frame's limits.
@@ -77,7 +136,8 @@ impl Streamer {
     }
 
     /// Carries out the shrinks `decide` picks until none fails: a texture
-    /// whose allocation is refused joins `failed` and the rest are decided
+    /// whose allocation is refused joins `failed` (with the level of the
+    /// copy refused; `stats.refused_shrinks` counts it) and the rest are decided
     /// again on the books as they now stand, with what is left of the
     /// frame's shrinks (those decided after the refused one, though not
     /// carried out, stay counted); `deferred` is set when shrinks were left
@@ -85,14 +145,14 @@ impl Streamer {
     pub(super) fn shrink_textures_with(
         &mut self,
         room: &mut UploadRoom,
-        failed: &mut BTreeSet<TextureId>,
+        failed: &mut work::Refused,
         all: bool,
         deferred: &mut bool,
         decide: impl Fn(
             &[work::TextureFacts<'_>],
             &mut work::Context,
             &mut UploadRoom,
-            &BTreeSet<TextureId>,
+            &work::Refused,
         ) -> Vec<work::Step>,
     ) -> bool {
         let mut work = false;
@@ -108,11 +168,19 @@ impl Streamer {
                 *deferred |= ctx.shrinks_deferred;
                 steps
             };
+            let to: BTreeMap<TextureId, u32> = steps
+                .iter()
+                .filter_map(|s| match s.op {
+                    Some(work::Op::ShrinkTexture { id, to }) => Some((id, to)),
+                    _ => None,
+                })
+                .collect();
             let carried = self.carry_out(steps, room, false);
             work |= carried.work;
             match carried.failed {
                 Some(Asset::Texture(id)) => {
-                    failed.insert(id);
+                    failed.insert(id, to[&id]);
+                    self.stats.refused_shrinks += 1;
                 }
                 _ => return work,
             }

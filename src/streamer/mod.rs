@@ -130,9 +130,7 @@ use budget::BudgetState;
 use load_state::LoadState;
 use objects::ObjectEntry;
 use plan_thread::PlanHandle;
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-use work::UploadRoom;
 
 /// Why a streamer call failed.
 #[derive(Debug, thiserror::Error)]
@@ -551,59 +549,6 @@ impl Streamer {
         }
     }
 
-    /// The frame's GPU work: decided on a copy of the books (`work.rs`),
-    /// carried out on the store (`apply.rs`), phase by phase.
-    fn work(&mut self) {
-        self.release_holds();
-        let mut room = UploadRoom::new(
-            self.options.upload_bytes_per_frame,
-            self.options.uploads_per_frame,
-        );
-        let mut work = false;
-        // 1. textures shrink; one whose allocation fails is left as it is
-        // and the rest decided again on the books as they now stand
-        let mut failed = BTreeSet::new();
-        let mut deferred = false;
-        work |= self.shrink_textures_with(
-            &mut room,
-            &mut failed,
-            false,
-            &mut deferred,
-            work::shrink_textures,
-        );
-        // 1b. refused shrinks left the books over the budget: the others
-        // give up more than the plan asked, each refused one set aside
-        if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
-            work |= self.shrink_textures_with(
-                &mut room,
-                &mut failed,
-                true,
-                &mut deferred,
-                work::shrink_further,
-            );
-        }
-        // 2. meshes drop detail (frees memory, allocates nothing)
-        let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
-        work |= self.carry_out(steps, &mut room, false).work;
-        // what the shrinks released went into the recycle pool: the pool is
-        // a cache and never keeps the books above the budget
-        self.keep_pool_within_budget();
-        // 3. growth; after a failed allocation the rest waits
-        let steps = {
-            let paused = self.budget.growth_paused(self.frame);
-            let textures = self.texture_facts(slots::Facts::Growing { paused });
-            let meshes = self.mesh_facts();
-            let mut ctx = self.context();
-            // a growth waiting for a deferred shrink's room asks no headroom
-            ctx.shrinks_deferred = deferred;
-            work::grow(&textures, &meshes, &mut ctx, &mut room.clone())
-        };
-        work |= self.carry_out(steps, &mut room, true).work;
-        if work || self.gpu.has_unsubmitted() {
-            self.gpu.submit();
-        }
-    }
-
     /// Runs `update` until every texture holds its planned levels and no loads
     /// are outstanding, waiting for the loader between updates: a deterministic
     /// "fully streamed" point for screenshots and render tests.
@@ -666,14 +611,16 @@ impl Streamer {
     }
 
     /// Checks that accounted bytes equal the live resources (textures and
-    /// mesh buffers), fit the budget in force, that every texture keeps its
+    /// mesh buffers), fit the budget in force (unless the last update could
+    /// not: [`FrameStats::stuck_over_budget`]), that every texture keeps its
     /// tail and every mesh its coarsest LOD.
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_mesh_invariants()?;
         self.check_texture_invariants()?;
         let held = self.gpu.accounted_bytes();
         let budget = self.hard_budget();
-        if held > budget {
+        // unless the device refused the shrinks that would have freed it
+        if held > budget && !self.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudget { held, budget });
         }
         Ok(())
@@ -734,6 +681,14 @@ impl Streamer {
                 "budget {} is below the {} the always-resident tails need: holding the tails alone",
                 memory::human_bytes(budget),
                 memory::human_bytes(tails)
+            ));
+        }
+        if self.stats.stuck_over_budget {
+            w.push(format!(
+                "frame {}: {} held, over the {} budget in force: the device refused the shrinks that would free it (tried again next update)",
+                self.frame,
+                memory::human_bytes(self.gpu.accounted_bytes()),
+                memory::human_bytes(self.hard_budget())
             ));
         }
         if let Some((frame, e)) = self.rejected_view {

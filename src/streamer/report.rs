@@ -242,6 +242,15 @@ pub struct FrameStats {
     /// wait for its room rather than be copied by `update` (at most a few
     /// times each).
     pub restaged: u32,
+    /// Textures whose shrink the device refused this update (out of
+    /// memory, an [`crate::streamer::OomEvent`] each): the other textures gave up
+    /// detail instead, and the refused ones a smaller copy (their tail).
+    pub refused_shrinks: u32,
+    /// Whether this update ended above the budget in force because the
+    /// device refused the shrinks that would have freed the bytes, with no
+    /// texture left that could give way; the next update tries again.
+    /// [`crate::Streamer::check_invariants`] does not count it a violation.
+    pub stuck_over_budget: bool,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture views that changed (bind groups to rebuild).
@@ -265,6 +274,11 @@ pub struct FrameStats {
     /// thread spent on it: taking the finished plan and handing the next
     /// one its inputs (it never waits for the planner thread).
     pub plan_time: Duration,
+    /// Of `update_time`, the time the frame's one `Queue::submit` took. On
+    /// the software drivers (lavapipe, llvmpipe) the driver carries out the
+    /// recorded copies inside it, on the calling thread; on a GPU it only
+    /// hands the commands over.
+    pub submit_time: Duration,
     /// With [`crate::StreamerOptions::plan_in_background`], the planner
     /// thread's time on the plan finished for this frame (zero otherwise,
     /// and on a frame that carried out the last plan again).

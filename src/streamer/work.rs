@@ -41,7 +41,7 @@ use crate::ids::{MeshId, TextureId};
 use crate::kinds::Tier;
 use crate::plan::{MeshPlan, TexturePlan};
 use crate::transcode::LevelImage;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// What this frame may still upload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,16 +230,22 @@ impl Step {
     }
 }
 
+/// Textures whose shrink the device refused this frame, each with the
+/// first level of the smaller copy it refused.
+pub(crate) type Refused = BTreeMap<TextureId, u32>;
+
 /// Phase 1: textures above their plan shrink (see the module docs). `skip`:
 /// textures whose shrink failed this frame.
 pub(crate) fn shrink_textures(
     textures: &[TextureFacts<'_>],
     ctx: &mut Context,
     room: &mut UploadRoom,
-    skip: &BTreeSet<TextureId>,
+    skip: &Refused,
 ) -> Vec<Step> {
-    let mut order: Vec<&TextureFacts<'_>> =
-        textures.iter().filter(|t| !skip.contains(&t.id)).collect();
+    let mut order: Vec<&TextureFacts<'_>> = textures
+        .iter()
+        .filter(|t| !skip.contains_key(&t.id))
+        .collect();
     let coarser = |t: &TextureFacts<'_>| t.plan.tier == t.tier && t.plan.target > t.first;
     if order.iter().filter(|t| coarser(t)).count() > ctx.shrinks_left as usize {
         // more than the frame's share: those freeing the most go first
@@ -312,22 +318,27 @@ pub(crate) fn shrink_textures(
 /// Phase 1b, after refused shrinks left the books over the budget: the
 /// other textures give up more than the plan asked, down to their tails,
 /// those with the fewest pixels on screen per byte held first, until the
-/// books fit. (A refused shrink cannot free anything: its smaller copy is
-/// the allocation that failed.) The next plan, on the budget the
+/// books fit. A refused shrink freed nothing (its smaller copy is the
+/// allocation that failed), so when the others are not enough, the refused
+/// textures go last, each to its tail, a smaller copy than the one refused
+/// (none whose tail is what was refused). The next plan, on the budget the
 /// out-of-memory event lowered, gives back what fits.
 pub(crate) fn shrink_further(
     textures: &[TextureFacts<'_>],
     ctx: &mut Context,
     room: &mut UploadRoom,
-    refused: &BTreeSet<TextureId>,
+    refused: &Refused,
 ) -> Vec<Step> {
     let mut order: Vec<&TextureFacts<'_>> = textures
         .iter()
-        .filter(|t| !refused.contains(&t.id) && t.first < t.tail)
+        .filter(|t| t.first < t.tail && refused.get(&t.id).is_none_or(|&l| l < t.tail))
         .collect();
     let value =
         |t: &TextureFacts<'_>| t.plan.coverage.max(0.0) as f64 / t.held_bytes().max(1) as f64;
-    order.sort_by(|a, b| value(a).total_cmp(&value(b)));
+    order.sort_by(|a, b| {
+        let (ra, rb) = (refused.contains_key(&a.id), refused.contains_key(&b.id));
+        ra.cmp(&rb).then(value(a).total_cmp(&value(b)))
+    });
     let mut steps = Vec::new();
     for t in order {
         if ctx.books.accounted() <= ctx.hard_budget {

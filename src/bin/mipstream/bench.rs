@@ -386,11 +386,11 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean | warm-up update p50 / p99 ms, uploaded mean"
+        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | of it submit p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean | warm-up update p50 / p99 ms, uploaded mean"
     );
     for run in &r.runs {
         println!(
-            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {} | {:.3} / {:.3}, {}",
+            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {} | {:.3} / {:.3}, {}",
             if run.plan_in_background { "background" } else { "inline" },
             if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
             run.upload_cap_mib,
@@ -401,6 +401,8 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             run.plan_ms[1],
             run.apply_ms[0],
             run.apply_ms[1],
+            run.submit_ms[0],
+            run.submit_ms[1],
             run.plan_worker_ms[0],
             run.plan_worker_ms[1],
             run.plan_age[0],
@@ -506,11 +508,11 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | warm-up's update p50 / p99 ms | slowest 1%: count, update ms, grown + shrunk, uploaded (loader-staged)"
+        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | submit p50 / p99 ms | less the submit p50 / p99 / max ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | warm-up's update p50 / p99 ms | slowest 1%: count, update ms (of it submit), grown + shrunk, uploaded (loader-staged)"
     );
     for run in &r.runs {
         println!(
-            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.3} / {:.3} | {}, {:.3}, {:.1} + {:.1}, {} ({})",
+            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.3} / {:.3} | {}, {:.3} ({:.3}), {:.1} + {:.1}, {} ({})",
             if run.loader_staging_bytes > 0 {
                 "loaders"
             } else {
@@ -522,6 +524,11 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.update_ms[2],
             run.apply_ms[0],
             run.apply_ms[1],
+            run.submit_ms[0],
+            run.submit_ms[1],
+            run.without_submit_ms[0],
+            run.without_submit_ms[1],
+            run.without_submit_ms[2],
             run.at_cap_updates,
             run.at_cap_update_ms[0],
             run.at_cap_update_ms[1],
@@ -536,6 +543,7 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.warmup_update_ms[1],
             run.slowest.updates,
             run.slowest.update_ms,
+            run.slowest.submit_ms,
             run.slowest.grown,
             run.slowest.shrunk,
             mib(run.slowest.upload_bytes),

@@ -83,6 +83,11 @@ pub struct UpdateRun {
     pub plan_ms: [f64; 3],
     /// The rest: p50, p99, max (ms).
     pub apply_ms: [f64; 3],
+    /// Of the rest, the frame's `Queue::submit`
+    /// ([`crate::streamer::FrameStats::submit_time`]; on lavapipe and
+    /// llvmpipe the driver carries out the copies inside it): p50, p99, max
+    /// (ms).
+    pub submit_ms: [f64; 3],
     /// The planner thread's time on each plan it finished, p50, p99, max
     /// (ms; zeros when the plan ran inside `update`).
     pub plan_worker_ms: [f64; 3],
@@ -217,6 +222,7 @@ pub fn bench_update(
         let mut update = Vec::with_capacity(opts.frames);
         let mut plan = Vec::with_capacity(opts.frames);
         let mut apply = Vec::with_capacity(opts.frames);
+        let mut submit = Vec::with_capacity(opts.frames);
         let mut worker = Vec::with_capacity(opts.frames);
         let mut age = Vec::with_capacity(opts.frames);
         let (mut uploaded, mut upload_max, mut staged) = (0u64, 0u64, 0u64);
@@ -226,6 +232,7 @@ pub fn bench_update(
             update.push(u.as_secs_f64() * 1e3);
             plan.push(p.as_secs_f64() * 1e3);
             apply.push(u.saturating_sub(p).as_secs_f64() * 1e3);
+            submit.push(stats.submit_time.as_secs_f64() * 1e3);
             age.push(stats.plan_age as f64);
             if stats.plan_worker_time > Duration::ZERO || !background {
                 worker.push(stats.plan_worker_time.as_secs_f64() * 1e3);
@@ -236,7 +243,14 @@ pub fn bench_update(
             progress(cap, f + 1, opts.frames);
             pace(&mut s, opts.ready_loads)?;
         }
-        for v in [&mut update, &mut plan, &mut apply, &mut worker, &mut age] {
+        for v in [
+            &mut update,
+            &mut plan,
+            &mut apply,
+            &mut submit,
+            &mut worker,
+            &mut age,
+        ] {
             v.sort_by(f64::total_cmp);
         }
         runs.push(UpdateRun {
@@ -250,6 +264,7 @@ pub fn bench_update(
             warmup_upload_bytes_mean: warm_uploaded as f64 / opts.warmup.max(1) as f64,
             plan_ms: spread(&plan),
             apply_ms: spread(&apply),
+            submit_ms: spread(&submit),
             plan_worker_ms: spread(&worker),
             plan_age: spread(&age),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
@@ -312,6 +327,7 @@ impl UpdateBench {
                 "warmup_upload_bytes_mean": r.warmup_upload_bytes_mean,
                 "plan_ms": ms(r.plan_ms),
                 "apply_ms": ms(r.apply_ms),
+                "submit_ms": ms(r.submit_ms),
                 "upload_bytes_mean": r.upload_bytes_mean,
                 "upload_bytes_max": r.upload_bytes_max,
                 "register_s": r.register_s,

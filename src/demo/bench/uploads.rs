@@ -70,6 +70,13 @@ pub struct UploadRun {
     /// Of each timed update, what is not the plan's share
     /// ([`crate::streamer::FrameStats::plan_time`]): p50, p99, max (ms).
     pub apply_ms: [f64; 3],
+    /// Of each timed update, the `Queue::submit`
+    /// ([`crate::streamer::FrameStats::submit_time`]: on lavapipe and
+    /// llvmpipe the driver copies the texels inside it): p50, p99, max (ms).
+    pub submit_ms: [f64; 3],
+    /// Each timed update less its submit: the render thread's own work,
+    /// p50, p99, max (ms).
+    pub without_submit_ms: [f64; 3],
     /// Textures grown per timed update: mean and most.
     pub grown_mean: f64,
     /// The most textures one timed update grew.
@@ -108,6 +115,9 @@ pub struct SlowestUpdates {
     pub upload_bytes: f64,
     /// Of those, bytes the loader threads staged.
     pub loader_staged_bytes: f64,
+    /// Of the update, the `Queue::submit` (ms;
+    /// [`crate::streamer::FrameStats::submit_time`]).
+    pub submit_ms: f64,
 }
 
 impl SlowestUpdates {
@@ -128,6 +138,7 @@ impl SlowestUpdates {
             shrunk: mean(&|u| f64::from(u.1.shrunk)),
             upload_bytes: mean(&|u| u.1.upload_bytes as f64),
             loader_staged_bytes: mean(&|u| u.1.loader_staged_bytes as f64),
+            submit_ms: mean(&|u| u.1.submit_time.as_secs_f64() * 1e3),
         }
     }
 }
@@ -247,6 +258,7 @@ pub fn bench_uploads(
             s.finish_loads(Duration::from_secs(120))?;
         }
         let (mut update, mut at_cap, mut apply) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut submit, mut without_submit) = (Vec::new(), Vec::new());
         let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
         let (mut grown, mut grown_max, mut restaged) = (0u64, 0u32, 0u64);
         let mut each = Vec::with_capacity(opts.frames);
@@ -256,6 +268,8 @@ pub fn bench_uploads(
             update.push(ms);
             each.push((ms, st));
             apply.push(st.update_time.saturating_sub(st.plan_time).as_secs_f64() * 1e3);
+            submit.push(st.submit_time.as_secs_f64() * 1e3);
+            without_submit.push(st.update_time.saturating_sub(st.submit_time).as_secs_f64() * 1e3);
             if st.upload_bytes >= (cap << 20) / 2 {
                 at_cap.push(ms);
             }
@@ -270,6 +284,8 @@ pub fn bench_uploads(
         }
         warm.sort_by(f64::total_cmp);
         apply.sort_by(f64::total_cmp);
+        submit.sort_by(f64::total_cmp);
+        without_submit.sort_by(f64::total_cmp);
         update.sort_by(f64::total_cmp);
         at_cap.sort_by(f64::total_cmp);
         runs.push(UploadRun {
@@ -279,6 +295,8 @@ pub fn bench_uploads(
             update_ms: spread(&update),
             warmup_update_ms: spread(&warm),
             apply_ms: spread(&apply),
+            submit_ms: spread(&submit),
+            without_submit_ms: spread(&without_submit),
             grown_mean: grown as f64 / opts.frames as f64,
             grown_max,
             at_cap_updates: at_cap.len(),
@@ -315,6 +333,8 @@ impl UploadBench {
                 "update_ms": ms(r.update_ms),
                 "warmup_update_ms": ms(r.warmup_update_ms),
                 "apply_ms": ms(r.apply_ms),
+                "submit_ms": ms(r.submit_ms),
+                "without_submit_ms": ms(r.without_submit_ms),
                 "grown_mean": r.grown_mean,
                 "grown_max": r.grown_max,
                 "at_cap_updates": r.at_cap_updates,
@@ -330,6 +350,7 @@ impl UploadBench {
                     "shrunk": r.slowest.shrunk,
                     "upload_bytes": r.slowest.upload_bytes,
                     "loader_staged_bytes": r.slowest.loader_staged_bytes,
+                    "submit_ms": r.slowest.submit_ms,
                 },
             })).collect::<Vec<_>>(),
         })

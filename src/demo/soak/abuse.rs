@@ -206,11 +206,20 @@ impl<'a> Soak<'a> {
         self.report.loader_staged_bytes += stats.loader_staged_bytes;
         self.report.panics += stats.panicked_loads as u64;
         if let Err(e) = self.streamer.check_invariants() {
+            if std::env::var_os("MIPSTREAM_SOAK_DEBUG").is_some() {
+                eprintln!(
+                    "frame {frame}: {e}\n{stats:?}\n{:?}\n{}",
+                    self.streamer.oom_events(),
+                    self.streamer.report()
+                );
+            }
             self.note(format!("frame {frame}: {e}"));
         }
         let held = self.streamer.held_bytes();
         self.report.peak_resident_bytes = self.report.peak_resident_bytes.max(held);
-        if held > self.budget {
+        if held > self.budget && stats.stuck_over_budget {
+            self.report.frames_stuck_over_budget += 1;
+        } else if held > self.budget {
             if std::env::var_os("MIPSTREAM_SOAK_DEBUG").is_some() {
                 eprintln!("frame {frame}: over the budget\n{}", self.streamer.report());
             }

@@ -201,6 +201,11 @@ pub struct SoakReport {
     pub violation_messages: Vec<String>,
     /// Frames where the bytes held exceeded the budget set.
     pub frames_over_budget: u64,
+    /// Frames that ended over the budget because the device refused the
+    /// shrinks that would have freed it, with no texture left to give way
+    /// ([`crate::streamer::FrameStats::stuck_over_budget`]): counted, not
+    /// failures (the next update tries again).
+    pub frames_stuck_over_budget: u64,
     /// Faults injected, by kind (budget changes not included).
     pub fault_counts: FaultCounts,
     /// Budget changes made.
@@ -357,6 +362,7 @@ impl SoakReport {
             "invariant_violations": self.invariant_violations,
             "violation_messages": self.violation_messages,
             "frames_over_budget": self.frames_over_budget,
+            "frames_stuck_over_budget": self.frames_stuck_over_budget,
             "faults_injected": self.fault_counts.total() + self.budget_changes,
             "faults_by_kind": {
                 "io_errors": self.fault_counts.io_errors,
@@ -400,7 +406,7 @@ impl SoakReport {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         format!(
             "{} frames, seed {}, faults [{}] on {} ({})\n\
-             invariant violations {}, frames over budget {}, panics {}, leaked textures {}, buffers {}\n\
+             invariant violations {}, frames over budget {} (and {} over it because every shrink was refused), panics {}, leaked textures {}, buffers {}\n\
              faults injected: {} io errors, {} short reads, {} slow reads, {} transcode errors, \
              {} refused allocations, {} budget changes ({:.1}-{:.1} MiB)\n\
              {} out-of-memory events, {} failed loads, {} failed registrations; \
@@ -417,6 +423,7 @@ impl SoakReport {
             self.backend,
             self.invariant_violations,
             self.frames_over_budget,
+            self.frames_stuck_over_budget,
             self.panics,
             self.leaked_textures,
             self.leaked_buffers,

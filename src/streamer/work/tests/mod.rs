@@ -130,7 +130,7 @@ impl Tex {
 fn frame(textures: &mut [Tex], ctx: &mut Context, room: &mut UploadRoom) -> Vec<Step> {
     let mut all = Vec::new();
     let facts: Vec<_> = textures.iter().map(Tex::facts).collect();
-    let steps = shrink_textures(&facts, ctx, room, &BTreeSet::new());
+    let steps = shrink_textures(&facts, ctx, room, &Refused::new());
     drop(facts);
     apply_fake(textures, &steps);
     all.extend(steps);
@@ -532,7 +532,7 @@ fn after_a_refused_shrink_the_others_give_up_more_until_the_books_fit() {
         },
         level0 + level1 + tail,
     );
-    let refused: BTreeSet<TextureId> = [ts[0].id].into();
+    let refused: Refused = [(ts[0].id, 1)].into();
     let facts: Vec<TextureFacts<'_>> = ts.iter().map(Tex::facts).collect();
     let steps = shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused);
     assert_eq!(steps.len(), 1, "one was enough: {steps:?}");
@@ -550,6 +550,58 @@ fn after_a_refused_shrink_the_others_give_up_more_until_the_books_fit() {
         level0 + 2 * level1,
     );
     assert!(shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused).is_empty());
+}
+
+#[test]
+fn when_the_others_cannot_make_room_a_refused_texture_goes_to_its_tail() {
+    // the refused texture holds nearly everything: the other one at its
+    // tail is not enough, so the refused one tries a smaller copy than the
+    // one refused, its tail, after the other
+    let mut ts: Vec<Tex> = (0..2).map(|i| Tex::new(i, 6, 4).planned(1, 1.0)).collect();
+    ts[0].first = 0;
+    ts[1].first = 3;
+    let g = ts[0].g;
+    let (level0, level3, tail) = (
+        g.shape(0, Tier::Full).bytes(),
+        g.shape(3, Tier::Full).bytes(),
+        g.shape(4, Tier::Full).bytes(),
+    );
+    let facts: Vec<TextureFacts<'_>> = ts.iter().map(Tex::facts).collect();
+    // the refused copy started at level 1: its level 1 freed nothing
+    let budget = level0 + level3 - g.shape(1, Tier::Full).bytes();
+    let refused: Refused = [(ts[0].id, 1)].into();
+    let mut c = ctx(
+        Books {
+            textures: level0 + level3,
+            ..books(0)
+        },
+        budget,
+    );
+    let steps = shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused);
+    let shrinks: Vec<(TextureId, u32)> = steps
+        .iter()
+        .filter_map(|s| match s.op {
+            Some(Op::ShrinkTexture { id, to }) => Some((id, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shrinks, [(ts[1].id, 4), (ts[0].id, 4)], "{steps:?}");
+    assert_eq!(c.books.accounted(), 2 * tail);
+    // refused at its tail already: nothing smaller to try, and the other
+    // alone gives what it has
+    let refused: Refused = [(ts[0].id, 4)].into();
+    let mut c = ctx(
+        Books {
+            textures: level0 + level3,
+            ..books(0)
+        },
+        budget,
+    );
+    let steps = shrink_further(&facts, &mut c, &mut UploadRoom::new(1 << 30, 32), &refused);
+    assert!(
+        matches!(steps[..], [Step { op: Some(Op::ShrinkTexture { id, to: 4 }), .. }] if id == ts[1].id),
+        "{steps:?}"
+    );
 }
 
 #[test]
@@ -695,7 +747,7 @@ proptest! {
                         let within = store.accounted() <= budget;
                         let facts: Vec<_> = table.iter().map(Tex::facts).collect();
                         let steps = if phase == 0 {
-                            shrink_textures(&facts, &mut c, &mut room.clone(), &BTreeSet::new())
+                            shrink_textures(&facts, &mut c, &mut room.clone(), &Refused::new())
                         } else {
                             grow(&facts, &[], &mut c, &mut room.clone())
                         };
