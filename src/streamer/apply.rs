@@ -313,29 +313,35 @@ impl Streamer {
         let shape = e.geometry.shape(to, tier);
         let label = format!("mipstream {} levels {to}..{}", e.label, e.levels());
         let dim = crate::gpu::upload::view_dimension(e.file.info());
-        let kept: Option<Vec<LevelImage>> = e
-            .shadow
-            .as_ref()
-            .map(|s| s.range(to..).map(|(_, l)| l.clone()).collect());
         let texture = self.gpu.create_texture(&label, shape, to, dim)?;
         let e = self.textures.get(id).expect("decided on a live texture");
-        match &kept {
-            Some(kept) => {
-                let uploads: Vec<_> = kept
-                    .iter()
-                    .map(|l| (&texture.texture, l.level - to, l))
+        // the CPU copies are staged where they lie (the books and the GPU
+        // store are apart): no clone of their texels
+        let staged = match &e.shadow {
+            Some(shadow) => {
+                let uploads: Vec<_> = shadow
+                    .range(to..)
+                    .map(|(_, l)| (&texture.texture, l.level - to, l))
                     .collect();
-                if let Err(err) = self.gpu.stage(&uploads, &label) {
-                    drop(uploads);
-                    self.gpu.release(texture);
-                    return Err(err);
-                }
-                self.stats.upload_bytes += kept.iter().map(LevelImage::byte_len).sum::<u64>();
-                self.stats.uploads += kept.len() as u32;
+                let bytes = uploads.iter().map(|(_, _, l)| l.byte_len()).sum::<u64>();
+                self.gpu
+                    .stage(&uploads, &label)
+                    .map(|_| (bytes, uploads.len() as u32))
             }
             None => {
                 self.gpu
-                    .copy_mips(&e.resident, to - old_first, &texture.texture, 0, shape.mips)
+                    .copy_mips(&e.resident, to - old_first, &texture.texture, 0, shape.mips);
+                Ok((0, 0))
+            }
+        };
+        match staged {
+            Ok((bytes, levels)) => {
+                self.stats.upload_bytes += bytes;
+                self.stats.uploads += levels;
+            }
+            Err(err) => {
+                self.gpu.release(texture);
+                return Err(err);
             }
         }
         self.swap(id, texture, tier);
@@ -373,8 +379,9 @@ impl Streamer {
             }
         };
         let e = self.textures.get(id).expect("decided on a live texture");
-        let kept: Vec<LevelImage> = match (&e.shadow, keep_old) {
-            (Some(shadow), true) => shadow.values().cloned().collect(),
+        // the kept levels' CPU copies are staged where they lie, uncloned
+        let kept: Vec<&LevelImage> = match (&e.shadow, keep_old) {
+            (Some(shadow), true) => shadow.values().collect(),
             _ => Vec::new(),
         };
         if keep_old && e.shadow.is_none() {
@@ -384,27 +391,28 @@ impl Streamer {
         }
         let uploads: Vec<_> = arrived
             .iter()
-            .chain(&kept)
+            .chain(kept.iter().copied())
             .map(|l| (&texture.texture, l.level - first, l))
             .collect();
-        if let Err(err) = self.gpu.stage(&uploads, &label) {
-            drop(uploads);
+        let staged = self.gpu.stage(&uploads, &label);
+        let (kept_bytes, kept_levels) = (
+            kept.iter().map(|l| l.byte_len()).sum::<u64>(),
+            kept.len() as u32,
+        );
+        drop(uploads);
+        if let Err(err) = staged {
             self.gpu.release(texture);
             self.put_back(id, arrived);
             return Err(err);
         }
-        drop(uploads);
-        self.stats.upload_bytes += arrived
-            .iter()
-            .chain(&kept)
-            .map(LevelImage::byte_len)
-            .sum::<u64>();
+        self.stats.upload_bytes +=
+            kept_bytes + arrived.iter().map(LevelImage::byte_len).sum::<u64>();
         self.stats.loader_staged_bytes += arrived
             .iter()
             .filter(|l| l.staged.is_some())
             .map(LevelImage::byte_len)
             .sum::<u64>();
-        self.stats.uploads += (arrived.len() + kept.len()) as u32;
+        self.stats.uploads += arrived.len() as u32 + kept_levels;
         self.stats.grown += 1;
         self.swap(id, texture, tier);
         let e = self.textures.get_mut(id).expect("swapped");
