@@ -321,15 +321,7 @@ fn nonsense_settings_are_refused_or_clamped_with_a_warning() {
 
 #[test]
 fn textures_prepared_on_other_threads_register_in_call_order_and_stream() {
-    let g = common::gpu();
-    let mut s = Streamer::with_options(
-        &g.device,
-        &g.queue,
-        StreamerOptions {
-            budget: Budget::Bytes(64 << 20),
-            ..Default::default()
-        },
-    );
+    let mut s = streamer_of(64 << 20);
     let threads: Vec<_> = NAMES
         .iter()
         .map(|name| {
@@ -362,19 +354,24 @@ fn textures_prepared_on_other_threads_register_in_call_order_and_stream() {
     }
 }
 
-/// One texture holding nearly all of a budget that is then halved, with
-/// the next `refusals` allocations refused: its shrink is the only way to
-/// fit, and the first update's report.
-fn refused_shrink(refusals: u32) -> (Streamer, mipstream::TextureId) {
+/// A streamer with a budget of `bytes` and the default options.
+fn streamer_of(bytes: u64) -> Streamer {
     let g = common::gpu();
-    let mut s = Streamer::with_options(
+    Streamer::with_options(
         &g.device,
         &g.queue,
         StreamerOptions {
-            budget: Budget::Bytes(64 << 20),
+            budget: Budget::Bytes(bytes),
             ..Default::default()
         },
-    );
+    )
+}
+
+/// One texture holding nearly all of a budget that is then halved, with
+/// the next `refusals` allocations refused: its shrink is the only way to
+/// fit.
+fn refused_shrink(refusals: u32) -> (Streamer, mipstream::TextureId) {
+    let mut s = streamer_of(64 << 20);
     let t = s
         .register_texture(TextureDesc::new(common::sponza_texture(NAMES[0])))
         .unwrap();
