@@ -203,6 +203,7 @@ impl<'a> Soak<'a> {
             }
         }
         self.report.failed_loads += stats.failed_loads as u64;
+        self.report.refused_shrinks += u64::from(stats.refused_shrinks);
         self.report.loader_staged_bytes += stats.loader_staged_bytes;
         self.report.panics += stats.panicked_loads as u64;
         if let Err(e) = self.streamer.check_invariants() {

@@ -206,6 +206,8 @@ pub struct SoakReport {
     /// ([`crate::streamer::FrameStats::stuck_over_budget`]): counted, not
     /// failures (the next update tries again).
     pub frames_stuck_over_budget: u64,
+    /// Shrinks the device refused ([`crate::streamer::FrameStats::refused_shrinks`]).
+    pub refused_shrinks: u64,
     /// Faults injected, by kind (budget changes not included).
     pub fault_counts: FaultCounts,
     /// Budget changes made.
@@ -363,6 +365,7 @@ impl SoakReport {
             "violation_messages": self.violation_messages,
             "frames_over_budget": self.frames_over_budget,
             "frames_stuck_over_budget": self.frames_stuck_over_budget,
+            "refused_shrinks": self.refused_shrinks,
             "faults_injected": self.fault_counts.total() + self.budget_changes,
             "faults_by_kind": {
                 "io_errors": self.fault_counts.io_errors,
@@ -406,7 +409,7 @@ impl SoakReport {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         format!(
             "{} frames, seed {}, faults [{}] on {} ({})\n\
-             invariant violations {}, frames over budget {} (and {} over it because every shrink was refused), panics {}, leaked textures {}, buffers {}\n\
+             invariant violations {}, frames over budget {} (and {} over it because every shrink was refused; {} shrinks refused), panics {}, leaked textures {}, buffers {}\n\
              faults injected: {} io errors, {} short reads, {} slow reads, {} transcode errors, \
              {} refused allocations, {} budget changes ({:.1}-{:.1} MiB)\n\
              {} out-of-memory events, {} failed loads, {} failed registrations; \
@@ -424,6 +427,7 @@ impl SoakReport {
             self.invariant_violations,
             self.frames_over_budget,
             self.frames_stuck_over_budget,
+            self.refused_shrinks,
             self.panics,
             self.leaked_textures,
             self.leaked_buffers,
