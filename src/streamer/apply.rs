@@ -12,7 +12,6 @@ use crate::gpu::{AllocError, GpuTexture};
 use crate::ids::MeshId;
 use crate::kinds::Tier;
 use crate::transcode::LevelImage;
-use std::collections::BTreeMap;
 
 /// What a run of steps did.
 #[derive(Debug, Default)]
@@ -21,6 +20,9 @@ pub(super) struct Carried {
     pub(super) work: bool,
     /// The asset whose allocation failed, if one did.
     pub(super) failed: Option<Asset>,
+    /// When that was a texture's shrink, the first level of the copy
+    /// refused.
+    pub(super) refused_from: Option<u32>,
 }
 
 impl Streamer {
@@ -168,18 +170,11 @@ impl Streamer {
                 *deferred |= ctx.shrinks_deferred;
                 steps
             };
-            let to: BTreeMap<TextureId, u32> = steps
-                .iter()
-                .filter_map(|s| match s.op {
-                    Some(work::Op::ShrinkTexture { id, to }) => Some((id, to)),
-                    _ => None,
-                })
-                .collect();
             let carried = self.carry_out(steps, room, false);
             work |= carried.work;
-            match carried.failed {
-                Some(Asset::Texture(id)) => {
-                    failed.insert(id, to[&id]);
+            match (carried.failed, carried.refused_from) {
+                (Some(Asset::Texture(id)), Some(to)) => {
+                    failed.insert(id, to);
                     self.stats.refused_shrinks += 1;
                 }
                 _ => return work,
@@ -220,6 +215,10 @@ impl Streamer {
                 self.budget.ask_headroom(reserved + short, self.frame);
             }
             let Some(op) = step.op else { continue };
+            let shrink_to = match op {
+                Op::ShrinkTexture { to, .. } => Some(to),
+                _ => None,
+            };
             match self.execute(op) {
                 Ok(work) => {
                     carried.work |= work;
@@ -230,6 +229,7 @@ impl Streamer {
                 Err(err) => {
                     self.alloc_failed(err);
                     carried.failed = Some(step.asset);
+                    carried.refused_from = shrink_to;
                 }
             }
         }
