@@ -510,6 +510,7 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         warmup: 4,
         upload_caps_mib: vec![2],
         staging_modes: vec![false, true],
+        copies_per_frame: 0,
         backends: None,
         textures,
     };
@@ -539,11 +540,15 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         assert!(run.at_cap_updates <= 8);
         assert!(run.grown_max > 0, "every jump grows textures: {run:?}");
         assert!(run.grown_mean <= f64::from(run.grown_max), "{run:?}");
+        // every texture grown or shrunk writes at least its tail's levels
+        assert!(run.copies_max > run.grown_max, "{run:?}");
+        assert!(run.copies_mean <= f64::from(run.copies_max), "{run:?}");
         // 8 timed updates: the slowest 1% is the slowest one
         let slowest = &run.slowest;
         assert_eq!(slowest.updates, 1, "{run:?}");
         assert_eq!(slowest.update_ms, run.update_ms[2], "{run:?}");
         assert!(slowest.grown <= f64::from(run.grown_max), "{run:?}");
+        assert!(slowest.copies <= f64::from(run.copies_max), "{run:?}");
         assert!(
             slowest.upload_bytes <= run.upload_bytes_max as f64,
             "{run:?}"
@@ -572,6 +577,10 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
         "apply_ms",
         "grown_mean",
         "grown_max",
+        "copies_per_frame",
+        "copies_mean",
+        "copies_max",
+        "behind_mean",
         "at_cap_updates",
         "at_cap_update_ms",
         "upload_bytes_mean",

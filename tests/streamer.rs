@@ -423,3 +423,65 @@ fn refused_shrinks_that_leave_nothing_to_give_are_reported_and_retried() {
     s.check_invariants().unwrap_or_else(|e| panic!("{e}\n{r}"));
     assert!(s.held_bytes() <= r.effective_budget, "{r}");
 }
+
+/// `copies_per_frame`: no update writes more texture levels than the cap
+/// (unless one texture's build alone does: a frame's first write always
+/// goes), so a burst of growth spreads over more updates, and the streamer
+/// ends where it ends without the cap.
+#[test]
+fn the_levels_written_per_update_stay_within_the_cap_and_end_in_the_same_place() {
+    const CAP: u32 = 12;
+    let run = |copies_per_frame: u32| {
+        let (mut s, _) = scene(StreamerOptions {
+            budget: Budget::Bytes(64 << 20),
+            copies_per_frame,
+            ..Default::default()
+        });
+        let most_levels = s.report().textures.iter().map(|t| t.levels).max().unwrap();
+        let (mut most, mut frames) = (0, 0);
+        loop {
+            let st = s.update(&[view(0.0)]);
+            s.check_invariants().unwrap();
+            most = most.max(st.copies);
+            if copies_per_frame > 0 {
+                assert!(
+                    st.copies <= copies_per_frame || st.grown + st.shrunk == 1,
+                    "frame {}: {} levels written by {} textures",
+                    st.frame,
+                    st.copies,
+                    st.grown + st.shrunk
+                );
+            }
+            assert!(st.copies <= most_levels * (st.grown + st.shrunk));
+            s.finish_loads(Duration::from_secs(60)).unwrap();
+            let r = s.report();
+            frames += 1;
+            if st.copies == 0
+                && st.requested == 0
+                && r.textures.iter().all(|t| t.resident == t.planned)
+            {
+                break;
+            }
+            assert!(frames < 400, "never settled:\n{r}");
+        }
+        let levels: Vec<_> = s
+            .report()
+            .textures
+            .iter()
+            .map(|t| (t.resident, t.tier))
+            .collect();
+        (most, most_levels, frames, levels)
+    };
+    let (most_free, _, frames_free, levels_free) = run(0);
+    let (most_capped, most_levels, frames_capped, levels_capped) = run(CAP);
+    assert!(
+        most_free > CAP,
+        "without the cap an update writes {most_free} levels"
+    );
+    assert!(most_capped <= CAP.max(most_levels), "{most_capped}");
+    assert_eq!(levels_free, levels_capped, "the same levels in the end");
+    assert!(
+        frames_capped > frames_free,
+        "{frames_capped} updates against {frames_free}"
+    );
+}

@@ -33,7 +33,8 @@ impl Streamer {
         let mut room = UploadRoom::new(
             self.options.upload_bytes_per_frame,
             self.options.uploads_per_frame,
-        );
+        )
+        .with_copies(self.options.copies_per_frame);
         let mut work = false;
         // 1. textures shrink; one whose allocation fails is left as it is
         // and the rest decided again on the books as they now stand
@@ -225,6 +226,7 @@ impl Streamer {
                     if let Some((bytes, levels)) = step.upload {
                         room.take(bytes, levels);
                     }
+                    room.take_copies(step.copies);
                 }
                 Err(err) => {
                     self.alloc_failed(err);
@@ -349,6 +351,7 @@ impl Streamer {
             shadow.retain(|l, _| *l >= to);
         }
         self.stats.shrunk += 1;
+        self.stats.copies += shape.mips;
         Ok(())
     }
 
@@ -414,6 +417,7 @@ impl Streamer {
             .sum::<u64>();
         self.stats.uploads += arrived.len() as u32 + kept_levels;
         self.stats.grown += 1;
+        self.stats.copies += shape.mips;
         self.swap(id, texture, tier);
         let e = self.textures.get_mut(id).expect("swapped");
         if let Some(shadow) = &mut e.shadow {
@@ -497,6 +501,7 @@ impl Streamer {
                 self.stats.upload_bytes += upload;
                 self.stats.uploads += 1;
                 self.stats.grown += 1;
+                self.stats.copies += 1;
                 Ok(())
             }
             Err(err) => {

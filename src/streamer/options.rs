@@ -42,6 +42,18 @@ pub struct StreamerOptions {
     pub upload_bytes_per_frame: u64,
     /// Levels uploaded per `update`. Default: 32.
     pub uploads_per_frame: u32,
+    /// Texture levels written per `update` (0: no limit): each level of a
+    /// texture built or shrunk is one copy command in the frame's submit,
+    /// uploaded or copied on the GPU from the texture's old copy (a growth
+    /// by one level copies all the kept ones too), and a mesh LOD swapped
+    /// in counts one. The render thread's cost of a burst goes with these
+    /// commands, not with the bytes the upload cap counts: a camera cut
+    /// under a large upload cap can rebuild dozens of textures in one
+    /// update. A growth or shrink that would pass the cap waits for a later
+    /// update (the frame's first one always goes, however many levels it
+    /// has); shrinks the budget forces never wait. `FrameStats::copies`
+    /// counts them. Default: 0.
+    pub copies_per_frame: u32,
     /// Textures shrunk per `update` while the budget holds what is resident
     /// (0: no limit). Each shrink creates a smaller texture and copies the
     /// kept levels into it (on GL it uploads them again, within the upload
@@ -119,6 +131,7 @@ impl Default for StreamerOptions {
             budget: Budget::default(),
             upload_bytes_per_frame: 8 << 20,
             uploads_per_frame: 32,
+            copies_per_frame: 0,
             shrinks_per_frame: 16,
             tail_size: 64,
             workers: cores.saturating_sub(1).clamp(1, 4),

@@ -253,6 +253,11 @@ pub struct FrameStats {
     pub stuck_over_budget: bool,
     /// Levels uploaded.
     pub uploads: u32,
+    /// Texture levels written, each one copy command the frame's submit
+    /// carries: every level of each texture built or shrunk (uploaded, or
+    /// copied on the GPU from its old copy), and one per mesh LOD swapped
+    /// in. What [`crate::StreamerOptions::copies_per_frame`] caps.
+    pub copies: u32,
     /// Texture views that changed (bind groups to rebuild).
     pub rebinds: u32,
     /// Textures grown.

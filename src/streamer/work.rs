@@ -43,7 +43,7 @@ use crate::plan::{MeshPlan, TexturePlan};
 use crate::transcode::LevelImage;
 use std::collections::BTreeMap;
 
-/// What this frame may still upload.
+/// What this frame may still upload, and copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UploadRoom {
     bytes: u64,
@@ -51,17 +51,46 @@ pub(crate) struct UploadRoom {
     used: bool,
     /// The whole frame's room (what `new` was given).
     cap: (u64, u32),
+    /// Texture levels the frame may still write, each one copy command
+    /// (uploaded, or copied on the GPU from a texture's old copy), and
+    /// whether any was ([`crate::StreamerOptions::copies_per_frame`]).
+    copies: u32,
+    copied: bool,
 }
 
 impl UploadRoom {
-    /// A frame's room: `bytes` and `levels` at most.
+    /// A frame's room: `bytes` and `levels` at most, copies unlimited.
     pub(crate) fn new(bytes: u64, levels: u32) -> Self {
         Self {
             bytes,
             levels,
             used: false,
             cap: (bytes, levels),
+            copies: u32::MAX,
+            copied: false,
         }
+    }
+
+    /// The same room with at most `copies` texture levels written (0: no
+    /// limit).
+    pub(crate) fn with_copies(self, copies: u32) -> Self {
+        Self {
+            copies: if copies == 0 { u32::MAX } else { copies },
+            ..self
+        }
+    }
+
+    /// Whether a texture of `levels` levels can be written now: within
+    /// what is left of the frame's copies, or the frame's first write
+    /// (which always can, so no texture waits for ever).
+    pub(crate) fn copies_fit(&self, levels: u32) -> bool {
+        levels <= self.copies || !self.copied
+    }
+
+    /// Records `n` texture levels written.
+    pub(crate) fn take_copies(&mut self, n: u32) {
+        self.copied |= n > 0;
+        self.copies = self.copies.saturating_sub(n);
     }
 
     /// Whether `levels` levels of `bytes` in all fit a frame's whole room
@@ -204,6 +233,8 @@ pub(crate) struct Step {
     /// uploads (even nothing: a frame's first upload lets one level through
     /// whatever its size, and any upload ends that).
     pub(crate) upload: Option<(u64, u32)>,
+    /// Texture levels the op writes (uploaded or copied on the GPU).
+    pub(crate) copies: u32,
     /// Headroom later plans should leave, asked by a growth that waits.
     pub(crate) headroom: Option<u64>,
 }
@@ -215,6 +246,7 @@ impl Step {
             op: None,
             hold: Some(reason),
             upload: None,
+            copies: 0,
             headroom: None,
         }
     }
@@ -225,8 +257,14 @@ impl Step {
             op: Some(op),
             hold: None,
             upload,
+            copies: 0,
             headroom: None,
         }
+    }
+
+    /// The same step, writing `n` texture levels.
+    fn copying(self, n: u32) -> Self {
+        Self { copies: n, ..self }
     }
 }
 
@@ -294,7 +332,8 @@ pub(crate) fn shrink_textures(
         // the recycle pool, where each shrink's old copy goes, is a cache
         // trimmed after the shrinks: it forces none
         let forced = ctx.books.accounted() - ctx.books.pool.bytes() > ctx.hard_budget;
-        if ctx.shrinks_left == 0 && !forced {
+        let copies = t.geometry.levels - to;
+        if (ctx.shrinks_left == 0 || !room.copies_fit(copies)) && !forced {
             ctx.shrinks_deferred = true;
             continue; // not forced by the budget: a later frame's
         }
@@ -306,11 +345,15 @@ pub(crate) fn shrink_textures(
         if let Some((bytes, levels)) = upload {
             room.take(bytes, levels);
         }
-        steps.push(Step::op(
-            Asset::Texture(t.id),
-            Op::ShrinkTexture { id: t.id, to },
-            upload,
-        ));
+        room.take_copies(copies);
+        steps.push(
+            Step::op(
+                Asset::Texture(t.id),
+                Op::ShrinkTexture { id: t.id, to },
+                upload,
+            )
+            .copying(copies),
+        );
     }
     steps
 }
@@ -355,14 +398,20 @@ pub(crate) fn shrink_further(
         if let Some((bytes, levels)) = upload {
             room.take(bytes, levels);
         }
-        steps.push(Step::op(
-            Asset::Texture(t.id),
-            Op::ShrinkTexture {
-                id: t.id,
-                to: t.tail,
-            },
-            upload,
-        ));
+        // forced by the budget: the frame's copies do not hold it back
+        let copies = t.geometry.levels - t.tail;
+        room.take_copies(copies);
+        steps.push(
+            Step::op(
+                Asset::Texture(t.id),
+                Op::ShrinkTexture {
+                    id: t.id,
+                    to: t.tail,
+                },
+                upload,
+            )
+            .copying(copies),
+        );
     }
     steps
 }
@@ -456,7 +505,9 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
         let Some(img) = t.pending.get(&(take - 1)) else {
             break;
         };
-        if !room.fits(img.byte_len(), bytes, count) {
+        // the new texture's levels are all written: the kept ones too
+        let copies = t.geometry.levels - (take - 1);
+        if !room.fits(img.byte_len(), bytes, count) || !room.copies_fit(copies) {
             hold = Some(BelowReason::UploadCap);
             break;
         }
@@ -505,7 +556,7 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
         let Some(img) = t.pending.get(&(take - 1)) else {
             break;
         };
-        if !room.fits(img.byte_len(), bytes, count) {
+        if !room.fits(img.byte_len(), bytes, count) || !room.copies_fit(count + 1) {
             hold = Some(BelowReason::UploadCap);
             break;
         }
@@ -609,6 +660,7 @@ fn build(
     ctx.books.release(t.geometry.shape(t.first, t.tier));
     let taken = (copied + kept.0, levels.len() as u32 + kept.1);
     room.take(taken.0, taken.1);
+    room.take_copies(shape.mips);
     Step::op(
         asset,
         Op::BuildTexture {
@@ -621,6 +673,7 @@ fn build(
         },
         Some(taken),
     )
+    .copying(shape.mips)
 }
 
 /// Swaps in a mesh's arrived LOD if the upload room and the budget allow.
@@ -630,7 +683,7 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
         return Some(Step::hold(asset, BelowReason::OutOfMemoryBackoff));
     }
     let d = m.pending?;
-    if !room.fits(d.upload, 0, 0) {
+    if !room.fits(d.upload, 0, 0) || !room.copies_fit(1) {
         return Some(Step::hold(asset, BelowReason::UploadCap));
     }
     // the new buffers and their staging beside everything held; the old
@@ -667,14 +720,18 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     }
     ctx.books.create_mesh(d.bytes, d.upload);
     room.take(d.upload, 1);
-    Some(Step::op(
-        asset,
-        Op::SwapMeshLod {
-            id: m.id,
-            trim_pool,
-        },
-        Some((d.upload, 1)),
-    ))
+    room.take_copies(1);
+    Some(
+        Step::op(
+            asset,
+            Op::SwapMeshLod {
+                id: m.id,
+                trim_pool,
+            },
+            Some((d.upload, 1)),
+        )
+        .copying(1),
+    )
 }
 
 /// The headroom a blocked growth that needs `need` bytes in all asks later

@@ -453,6 +453,10 @@ pub(crate) struct BenchUploadsArgs {
     /// `StreamerOptions::loader_staging_bytes` at twice the cap), or `both`.
     #[arg(long, value_enum, default_value_t = Staging::Both)]
     staging: Staging,
+    /// Texture levels written per update, uploaded or copied on the GPU
+    /// (`StreamerOptions::copies_per_frame`; 0: no limit).
+    #[arg(long, default_value_t = 0)]
+    copies_per_frame: u32,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -484,6 +488,7 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             Staging::Loaders => vec![true],
             Staging::Both => vec![false, true],
         },
+        copies_per_frame: args.copies_per_frame,
         backends: backends(&args.backend)?,
         textures: ktx2_files(&args.textures)?,
     };
@@ -502,17 +507,21 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    let copies = match args.copies_per_frame {
+        0 => "no limit".to_string(),
+        n => n.to_string(),
+    };
     println!(
-        "{} updates per run after {} untimed along the same path, on {} ({}), the camera jumping every {} updates, each update's loads waited for (untimed)",
+        "{} updates per run after {} untimed along the same path, on {} ({}), the camera jumping every {} updates, each update's loads waited for (untimed), texture levels written per update: {copies}",
         r.frames, r.warmup, r.adapter, r.backend, args.jump_every
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | submit p50 / p99 ms | less the submit p50 / p99 / max ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | warm-up's update p50 / p99 ms | slowest 1%: count, update ms (of it submit), grown + shrunk, uploaded (loader-staged)"
+        "staging | cap MiB | update p50 / p99 / max ms | besides the plan p50 / p99 ms | submit p50 / p99 ms | less the submit p50 / p99 / max ms | updates at >= half the cap: count, p50 / p99 / max ms | uploaded per update mean / max | loader-staged mean | sent back for staging per update | grown per update mean / max | levels written per update mean / max | levels behind the plan, mean | warm-up's update p50 / p99 ms | slowest 1%: count, update ms (of it submit), grown + shrunk, levels written, uploaded (loader-staged)"
     );
     for run in &r.runs {
         println!(
-            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.3} / {:.3} | {}, {:.3} ({:.3}), {:.1} + {:.1}, {} ({})",
+            "{:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} / {:.3} | {}, {:.3} / {:.3} / {:.3} | {} / {} | {} | {:.2} | {:.2} / {} | {:.1} / {} | {:.1} | {:.3} / {:.3} | {}, {:.3} ({:.3}), {:.1} + {:.1}, {:.1}, {} ({})",
             if run.loader_staging_bytes > 0 {
                 "loaders"
             } else {
@@ -539,6 +548,9 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.restaged_mean,
             run.grown_mean,
             run.grown_max,
+            run.copies_mean,
+            run.copies_max,
+            run.behind_mean,
             run.warmup_update_ms[0],
             run.warmup_update_ms[1],
             run.slowest.updates,
@@ -546,6 +558,7 @@ pub(crate) fn run_uploads(args: BenchUploadsArgs) -> Result<(), String> {
             run.slowest.submit_ms,
             run.slowest.grown,
             run.slowest.shrunk,
+            run.slowest.copies,
             mib(run.slowest.upload_bytes),
             mib(run.slowest.loader_staged_bytes),
         );

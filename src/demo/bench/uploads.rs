@@ -48,6 +48,8 @@ pub struct UploadBenchOptions {
     /// Who stages the texels, a run per cap each: `false` `update`
     /// (`write_texture`), `true` the loader threads.
     pub staging_modes: Vec<bool>,
+    /// [`StreamerOptions::copies_per_frame`] of every run (0: no limit).
+    pub copies_per_frame: u32,
     /// The backends to pick the adapter from (`None`: any).
     pub backends: Option<wgpu::Backends>,
     /// The KTX2 textures (the first twenty are used).
@@ -81,6 +83,17 @@ pub struct UploadRun {
     pub grown_mean: f64,
     /// The most textures one timed update grew.
     pub grown_max: u32,
+    /// [`StreamerOptions::copies_per_frame`] (0: no limit).
+    pub copies_per_frame: u32,
+    /// Texture levels written per timed update
+    /// ([`crate::streamer::FrameStats::copies`]): mean.
+    pub copies_mean: f64,
+    /// The most one timed update wrote.
+    pub copies_max: u32,
+    /// Levels the plan holds that are not resident yet, summed over the
+    /// textures after each timed update, mean: what the caps (and the
+    /// budget) leave waiting, the burst's missing detail.
+    pub behind_mean: f64,
     /// Updates that uploaded at least half the cap.
     pub at_cap_updates: usize,
     /// `update` in those: p50, p99, max (ms).
@@ -111,6 +124,8 @@ pub struct SlowestUpdates {
     pub grown: f64,
     /// Textures shrunk.
     pub shrunk: f64,
+    /// Texture levels written (uploaded or copied on the GPU).
+    pub copies: f64,
     /// Bytes uploaded.
     pub upload_bytes: f64,
     /// Of those, bytes the loader threads staged.
@@ -136,6 +151,7 @@ impl SlowestUpdates {
             update_ms: mean(&|u| u.0),
             grown: mean(&|u| f64::from(u.1.grown)),
             shrunk: mean(&|u| f64::from(u.1.shrunk)),
+            copies: mean(&|u| f64::from(u.1.copies)),
             upload_bytes: mean(&|u| u.1.upload_bytes as f64),
             loader_staged_bytes: mean(&|u| u.1.loader_staged_bytes as f64),
             submit_ms: mean(&|u| u.1.submit_time.as_secs_f64() * 1e3),
@@ -212,6 +228,7 @@ pub fn bench_uploads(
             StreamerOptions {
                 upload_bytes_per_frame: cap << 20,
                 uploads_per_frame: 4096,
+                copies_per_frame: opts.copies_per_frame,
                 loader_staging_bytes: if staging { 2 * (cap << 20) } else { 0 },
                 ..Default::default()
             },
@@ -261,6 +278,7 @@ pub fn bench_uploads(
         let (mut submit, mut without_submit) = (Vec::new(), Vec::new());
         let (mut uploaded, mut most, mut staged) = (0u64, 0u64, 0u64);
         let (mut grown, mut grown_max, mut restaged) = (0u64, 0u32, 0u64);
+        let (mut copies, mut copies_max, mut behind) = (0u64, 0u32, 0u64);
         let mut each = Vec::with_capacity(opts.frames);
         for f in 0..opts.frames {
             let st = s.update(&[camera(place(opts.warmup + f), f)]);
@@ -279,6 +297,14 @@ pub fn bench_uploads(
             most = most.max(st.upload_bytes);
             grown += u64::from(st.grown);
             grown_max = grown_max.max(st.grown);
+            copies += u64::from(st.copies);
+            copies_max = copies_max.max(st.copies);
+            behind += s
+                .report()
+                .textures
+                .iter()
+                .map(|t| u64::from(t.resident.saturating_sub(t.planned)))
+                .sum::<u64>();
             progress(run, f + 1);
             s.finish_loads(Duration::from_secs(120))?;
         }
@@ -299,6 +325,10 @@ pub fn bench_uploads(
             without_submit_ms: spread(&without_submit),
             grown_mean: grown as f64 / opts.frames as f64,
             grown_max,
+            copies_per_frame: opts.copies_per_frame,
+            copies_mean: copies as f64 / opts.frames as f64,
+            copies_max,
+            behind_mean: behind as f64 / opts.frames as f64,
             at_cap_updates: at_cap.len(),
             at_cap_update_ms: spread(&at_cap),
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
@@ -337,6 +367,10 @@ impl UploadBench {
                 "without_submit_ms": ms(r.without_submit_ms),
                 "grown_mean": r.grown_mean,
                 "grown_max": r.grown_max,
+                "copies_per_frame": r.copies_per_frame,
+                "copies_mean": r.copies_mean,
+                "copies_max": r.copies_max,
+                "behind_mean": r.behind_mean,
                 "at_cap_updates": r.at_cap_updates,
                 "at_cap_update_ms": ms(r.at_cap_update_ms),
                 "upload_bytes_mean": r.upload_bytes_mean,
@@ -348,6 +382,7 @@ impl UploadBench {
                     "update_ms": r.slowest.update_ms,
                     "grown": r.slowest.grown,
                     "shrunk": r.slowest.shrunk,
+                    "copies": r.slowest.copies,
                     "upload_bytes": r.slowest.upload_bytes,
                     "loader_staged_bytes": r.slowest.loader_staged_bytes,
                     "submit_ms": r.slowest.submit_ms,

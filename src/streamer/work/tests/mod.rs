@@ -8,6 +8,7 @@ use super::*;
 use crate::gpu::books::Pool;
 use proptest::prelude::*;
 
+mod copies;
 mod meshes;
 mod refused;
 mod shrinks;
@@ -575,6 +576,7 @@ enum Event {
         cap_kib: u64,
         levels: u32,
         shrinks: u32,
+        copies: u32,
     },
 }
 
@@ -584,7 +586,7 @@ fn event() -> impl Strategy<Value = Event> {
         1 => any::<usize>().prop_map(|which| Event::Remove { which }),
         1 => (8u64..600).prop_map(|kib| Event::Budget { kib }),
         3 => any::<u64>().prop_map(|seed| Event::Plan { seed }),
-        4 => (1u64..128, 1u32..8, 0u32..4).prop_map(|(cap_kib, levels, shrinks)| Event::Frame { cap_kib, levels, shrinks }),
+        4 => (1u64..128, 1u32..8, 0u32..4, 0u32..24).prop_map(|(cap_kib, levels, shrinks, copies)| Event::Frame { cap_kib, levels, shrinks, copies }),
     ]
 }
 
@@ -594,8 +596,9 @@ proptest! {
     /// Whatever happens: after every op the fake store's books are what the
     /// decisions expected; nothing grows past the budget (only shrinks run
     /// while above it); a frame's uploads stay within the cap (one level may
-    /// go alone as the frame's first); every texture keeps its tail and grows
-    /// only by levels that arrived; within the budget no more textures
+    /// go alone as the frame's first), and so do its texture levels written
+    /// when it starts within the budget; every texture keeps its tail and
+    /// grows only by levels that arrived; within the budget no more textures
     /// shrink than the frame's share.
     #[test]
     fn decisions_hold_on_a_fake_store(events in prop::collection::vec(event(), 1..60)) {
@@ -639,12 +642,13 @@ proptest! {
                         }
                     }
                 }
-                Event::Frame { cap_kib, levels, shrinks } => {
+                Event::Frame { cap_kib, levels, shrinks, copies } => {
                     let cap = cap_kib << 10;
                     // 0: no limit
                     let shrinks = if shrinks == 0 { u32::MAX } else { shrinks };
-                    let mut room = UploadRoom::new(cap, levels);
+                    let mut room = UploadRoom::new(cap, levels).with_copies(copies);
                     let (mut uploaded, mut uploads, mut first_upload) = (0u64, 0u32, None);
+                    let (mut written, mut first_write) = (0u32, None);
                     let before = store.accounted();
                     for phase in 0..2 {
                         let mut c = Context { shrinks_left: shrinks, ..ctx(store.clone(), budget) };
@@ -660,6 +664,19 @@ proptest! {
                             let grows = matches!(s.op, Some(Op::BuildTexture { .. }));
                             if let Some(Op::TrimPool) | Some(Op::BuildTexture { trim_pool: true, .. }) = &s.op {
                                 store.pool.trim(0);
+                            }
+                            // every level of the new texture is written
+                                    let mips = match &s.op {
+                                Some(Op::ShrinkTexture { id, to: first }) | Some(Op::BuildTexture { id, first, .. }) => {
+                                    table.iter().find(|t| t.id == *id).unwrap().g.levels - first
+                                }
+                                _ => 0,
+                            };
+                            prop_assert_eq!(s.copies, mips);
+                            if mips > 0 {
+                                first_write.get_or_insert(mips);
+                                written += mips;
+                                room.take_copies(mips);
                             }
                             match &s.op {
                                 Some(Op::ShrinkTexture { id, to }) => {
@@ -715,6 +732,11 @@ proptest! {
                     }
                     if before <= budget {
                         prop_assert!(store.accounted() <= budget);
+                        // no shrink was forced: the frame's copies held
+                        prop_assert!(
+                            copies == 0 || written <= copies || Some(written) == first_write,
+                            "{written} levels written, {copies} a frame"
+                        );
                     }
                     // the pool is a cache: never what keeps the books above the budget
                     prop_assert!(

@@ -1,0 +1,121 @@
+//! The frame's copies ([`crate::StreamerOptions::copies_per_frame`]): every
+//! level of a texture built or shrunk is one copy command, kept levels
+//! included; a frame's first write always goes, shrinks the budget forces
+//! never wait.
+
+use super::*;
+
+fn copies(steps: &[Step]) -> u32 {
+    steps.iter().map(|s| s.copies).sum()
+}
+
+/// A 64-texel texture (levels 0..=6) at its tail, levels 3..=6.
+fn at_tail(slot: u32) -> Tex {
+    Tex::new(slot, 6, 3)
+}
+
+fn within_budget(ts: &[Tex]) -> Context {
+    ctx(
+        Books {
+            textures: ts.iter().map(Tex::bytes).sum(),
+            ..books(0)
+        },
+        u64::MAX / 4,
+    )
+}
+
+#[test]
+fn a_growth_writes_its_kept_levels_too_and_waits_for_the_frames_copies() {
+    let fresh = || {
+        vec![
+            at_tail(0).planned(0, 2.0).arrived(0..3),
+            at_tail(1).planned(1, 1.0).arrived(1..3),
+        ]
+    };
+    // room for 12 levels: texture 0 grows to level 0, writing all 7 of its
+    // levels (3 arrived, 4 kept); texture 1 has 5 left, enough for level 2
+    // (5 levels) but not level 1 (6)
+    let mut ts = fresh();
+    let mut c = within_budget(&ts);
+    let steps = frame(
+        &mut ts,
+        &mut c,
+        &mut UploadRoom::new(1 << 30, 32).with_copies(12),
+    );
+    assert_eq!((ts[0].first, ts[1].first), (0, 2));
+    assert_eq!(copies(&steps), 7 + 5);
+    assert_eq!(held(&steps, ts[1].id), Some(BelowReason::UploadCap));
+    // the next frame takes the rest: 6 levels
+    let steps = frame(
+        &mut ts,
+        &mut c,
+        &mut UploadRoom::new(1 << 30, 32).with_copies(12),
+    );
+    assert_eq!(ts[1].first, 1);
+    assert_eq!(copies(&steps), 6);
+
+    // room for 3: the frame's first write goes whole (7 levels), and
+    // nothing after it
+    let mut ts = fresh();
+    let mut c = within_budget(&ts);
+    let steps = frame(
+        &mut ts,
+        &mut c,
+        &mut UploadRoom::new(1 << 30, 32).with_copies(3),
+    );
+    assert_eq!((ts[0].first, ts[1].first), (0, 3));
+    assert_eq!(copies(&steps), 7);
+    assert_eq!(held(&steps, ts[1].id), Some(BelowReason::UploadCap));
+
+    // 0 is no limit: both grow in one frame, 13 levels written
+    let mut ts = fresh();
+    let mut c = within_budget(&ts);
+    let steps = frame(
+        &mut ts,
+        &mut c,
+        &mut UploadRoom::new(1 << 30, 32).with_copies(0),
+    );
+    assert_eq!((ts[0].first, ts[1].first), (0, 1));
+    assert_eq!(copies(&steps), 7 + 6);
+}
+
+#[test]
+fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_do_not() {
+    // two textures hold level 0 and are planned at their tails: each shrink
+    // writes the 4 tail levels
+    let fresh = || -> Vec<Tex> {
+        (0..2)
+            .map(|i| {
+                let mut t = at_tail(i).planned(3, 0.0);
+                t.first = 0;
+                t
+            })
+            .collect()
+    };
+    let room = || UploadRoom::new(1 << 30, 32).with_copies(5);
+    // within the budget: one shrink, the other waits for the next frame
+    let mut ts = fresh();
+    let mut c = within_budget(&ts);
+    let steps = frame(&mut ts, &mut c, &mut room());
+    assert_eq!(copies(&steps), 4);
+    assert_eq!((ts[0].first, ts[1].first), (3, 0));
+    assert!(
+        c.shrinks_deferred,
+        "a growth blocked meanwhile asks no headroom"
+    );
+    frame(&mut ts, &mut c, &mut room());
+    assert_eq!(ts[1].first, 3);
+    // over the budget: both at once, whatever the frame's copies
+    let mut ts = fresh();
+    let held_now: u64 = ts.iter().map(Tex::bytes).sum();
+    let mut c = ctx(
+        Books {
+            textures: held_now,
+            ..books(0)
+        },
+        held_now / 2,
+    );
+    let steps = frame(&mut ts, &mut c, &mut room());
+    assert_eq!((ts[0].first, ts[1].first), (3, 3));
+    assert_eq!(copies(&steps), 8);
+}
