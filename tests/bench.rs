@@ -386,6 +386,7 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         plan_modes: vec![false, true],
         staging_modes: vec![false, true],
         ready_loads: true,
+        copies_per_frame: 0,
         backends: None,
         cache_dir: common::repo().join("target/mipstream-cache"),
     };
@@ -440,6 +441,7 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         assert!(run.plan_ms[0] > 0.0 && run.budget_bytes > 0);
         assert!(run.upload_bytes_max as f64 >= run.upload_bytes_mean);
         assert!(run.upload_bytes_max <= run.upload_cap_mib << 20);
+        assert!(f64::from(run.copies_max) >= run.copies_mean, "{run:?}");
         // the planner thread planned every frame in the background, never inline
         let worker = run.plan_worker_ms;
         assert_eq!(worker[0] > 0.0, run.plan_in_background, "{run:?}");
@@ -471,6 +473,9 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
         "plan_ms",
         "apply_ms",
         "upload_bytes_mean",
+        "copies_per_frame",
+        "copies_mean",
+        "copies_max",
     ] {
         assert!(run.get(key).is_some(), "{key}");
     }

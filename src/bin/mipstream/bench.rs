@@ -306,6 +306,10 @@ pub(crate) struct BenchUpdateArgs {
     /// it asked for, so that the upload cap limits what each update uploads.
     #[arg(long, value_enum, default_value_t = Loads::Paced)]
     loads: Loads,
+    /// Texture levels written per update, uploaded or copied on the GPU
+    /// (`StreamerOptions::copies_per_frame`; 0: no limit).
+    #[arg(long, default_value_t = 0)]
+    copies_per_frame: u32,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -355,6 +359,7 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             Staging::Both => vec![false, true],
         },
         ready_loads: args.loads == Loads::Ready,
+        copies_per_frame: args.copies_per_frame,
         backends: backends(&args.backend)?,
         cache_dir: mipstream::demo::scene::BuiltinScene::default_cache_dir(),
     };
@@ -386,11 +391,11 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(
-        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | of it submit p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean | warm-up update p50 / p99 ms, uploaded mean"
+        "plan       | staging | cap MiB | update p50 / p99 / max ms | plan p50 / p99 ms | rest p50 / p99 ms | of it submit p50 / p99 ms | planner thread p50 / p99 ms | plan age p50 / p99 / max | uploaded per update mean / max | loader-staged mean | levels written per update mean / max | warm-up update p50 / p99 ms, uploaded mean"
     );
     for run in &r.runs {
         println!(
-            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {} | {:.3} / {:.3}, {}",
+            "{:<10} | {:<7} | {:>7} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {} / {} / {} | {} / {} | {} | {:.1} / {} | {:.3} / {:.3}, {}",
             if run.plan_in_background { "background" } else { "inline" },
             if run.loader_staging_bytes > 0 { "loaders" } else { "render" },
             run.upload_cap_mib,
@@ -411,6 +416,8 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
             mib(run.upload_bytes_mean),
             mib(run.upload_bytes_max as f64),
             mib(run.loader_staged_bytes_mean),
+            run.copies_mean,
+            run.copies_max,
             run.warmup_update_ms[0],
             run.warmup_update_ms[1],
             mib(run.warmup_upload_bytes_mean),

@@ -54,6 +54,8 @@ pub struct UpdateBenchOptions {
     /// the loader threads' speed, limits what a frame uploads; else updates
     /// are paced 2 ms apart and loads arrive as they can.
     pub ready_loads: bool,
+    /// [`StreamerOptions::copies_per_frame`] of every run (0: no limit).
+    pub copies_per_frame: u32,
     /// The backends to pick the adapter from (`None`: any).
     pub backends: Option<wgpu::Backends>,
     /// Where the built-in scene's cooked textures are cached.
@@ -101,6 +103,13 @@ pub struct UpdateRun {
     /// Of the bytes uploaded per update, those the loader threads had
     /// staged (mean).
     pub loader_staged_bytes_mean: f64,
+    /// [`StreamerOptions::copies_per_frame`] (0: no limit).
+    pub copies_per_frame: u32,
+    /// Texture levels written per update
+    /// ([`crate::streamer::FrameStats::copies`]): mean.
+    pub copies_mean: f64,
+    /// The most one update wrote.
+    pub copies_max: u32,
     /// Seconds registering every texture took (tails read and transcoded on
     /// the calling thread).
     pub register_s: f64,
@@ -187,6 +196,7 @@ pub fn bench_update(
             upload_bytes_per_frame: cap << 20,
             plan_in_background: background,
             loader_staging_bytes,
+            copies_per_frame: opts.copies_per_frame,
             ..Default::default()
         };
         let mut s = Streamer::with_options(&g.device, &g.queue, options);
@@ -226,6 +236,7 @@ pub fn bench_update(
         let mut worker = Vec::with_capacity(opts.frames);
         let mut age = Vec::with_capacity(opts.frames);
         let (mut uploaded, mut upload_max, mut staged) = (0u64, 0u64, 0u64);
+        let (mut copies, mut copies_max) = (0u64, 0u32);
         for f in 0..opts.frames {
             let stats = s.update(&[synthetic_view((opts.warmup + f) as u64)]);
             let (u, p) = (stats.update_time, stats.plan_time);
@@ -240,6 +251,8 @@ pub fn bench_update(
             uploaded += stats.upload_bytes;
             staged += stats.loader_staged_bytes;
             upload_max = upload_max.max(stats.upload_bytes);
+            copies += u64::from(stats.copies);
+            copies_max = copies_max.max(stats.copies);
             progress(cap, f + 1, opts.frames);
             pace(&mut s, opts.ready_loads)?;
         }
@@ -270,6 +283,9 @@ pub fn bench_update(
             upload_bytes_mean: uploaded as f64 / opts.frames as f64,
             upload_bytes_max: upload_max,
             loader_staged_bytes_mean: staged as f64 / opts.frames as f64,
+            copies_per_frame: opts.copies_per_frame,
+            copies_mean: copies as f64 / opts.frames as f64,
+            copies_max,
             register_s,
         });
     }
@@ -319,6 +335,9 @@ impl UpdateBench {
                 "loader_staging_bytes": r.loader_staging_bytes,
                 "ready_loads": r.ready_loads,
                 "loader_staged_bytes_mean": r.loader_staged_bytes_mean,
+                "copies_per_frame": r.copies_per_frame,
+                "copies_mean": r.copies_mean,
+                "copies_max": r.copies_max,
                 "plan_worker_ms": ms(r.plan_worker_ms),
                 "plan_age": ms(r.plan_age),
                 "budget_bytes": r.budget_bytes,
