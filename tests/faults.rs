@@ -457,6 +457,36 @@ fn a_short_soak_with_loader_staging_passes() {
     }
 }
 
+/// The same soak with `copies_per_frame` set low (8 texture levels an
+/// update, so most growths and shrinks wait for later updates): faults,
+/// budget changes and removals while work is held back break no invariant,
+/// never take the streamer over its budget, panic or leak nothing, and the
+/// scene recovers to what a fresh streamer with the same cap holds.
+#[test]
+fn a_short_soak_with_few_levels_written_per_update_passes() {
+    use mipstream::demo::soak::{self, FaultSet, SoakOptions};
+    let options = SoakOptions {
+        frames: 300,
+        seed: 11,
+        faults: FaultSet::parse("io,slow,oom,budget").unwrap(),
+        frame_time: Duration::from_millis(3),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        copies_per_frame: 8,
+        ..SoakOptions::default()
+    };
+    let r = soak::run(&options, |_, _| {}).unwrap();
+    eprintln!("{}", r.summary());
+    let b = r.binding.as_ref().expect("compared at a binding budget");
+    assert!(b.within_bound(), "{b:?}");
+    assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
+    assert_eq!(r.frames_over_budget, 0);
+    assert_eq!(r.panics, 0);
+    assert_eq!(r.leaked_textures, 0);
+    assert_eq!(r.leaked_buffers, 0);
+    assert!(r.recovered, "unrecovered: {:?}", r.unrecovered);
+    assert!(r.fault_counts.total() > 10, "{:?}", r.fault_counts);
+}
+
 /// A registration whose tail cannot be read fails with a clear error, and
 /// loads of other textures that finish while it waits still reach them (a
 /// soak run once found them dropped: those textures then waited forever).

@@ -27,6 +27,10 @@ pub(crate) struct SoakArgs {
     /// 0: off).
     #[arg(long, default_value_t = 0)]
     loader_staging_mb: u64,
+    /// Texture levels written per update (`StreamerOptions::copies_per_frame`;
+    /// 0: no limit).
+    #[arg(long, default_value_t = 0)]
+    copies_per_frame: u32,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
     #[arg(long)]
     backend: Option<String>,
@@ -45,6 +49,7 @@ pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
         faults: FaultSet::parse(&args.faults).map_err(|e| format!("--faults: {e}"))?,
         backends: crate::bench::backends(&args.backend)?,
         loader_staging_bytes: args.loader_staging_mb << 20,
+        copies_per_frame: args.copies_per_frame,
         ..SoakOptions::default()
     };
     let bar = ProgressBar::new(args.frames);

@@ -56,6 +56,7 @@ impl<'a> Soak<'a> {
             StreamerOptions {
                 budget: Budget::Bytes(u64::MAX / 4),
                 loader_staging_bytes: options.loader_staging_bytes,
+                copies_per_frame: options.copies_per_frame,
                 ..StreamerOptions::default()
             },
         );

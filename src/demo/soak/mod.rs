@@ -123,6 +123,10 @@ pub struct SoakOptions {
     /// The abused streamer's loader staging reserve
     /// ([`crate::streamer::StreamerOptions::loader_staging_bytes`]). Default: 0.
     pub loader_staging_bytes: u64,
+    /// The abused streamer's cap on texture levels written per update
+    /// ([`crate::streamer::StreamerOptions::copies_per_frame`]). Default: 0
+    /// (no limit).
+    pub copies_per_frame: u32,
 }
 
 impl Default for SoakOptions {
@@ -146,6 +150,7 @@ impl Default for SoakOptions {
             frame_time: Duration::from_millis(5),
             recovery_frames: 6000,
             loader_staging_bytes: 0,
+            copies_per_frame: 0,
         }
     }
 }

@@ -246,6 +246,7 @@ impl Soak<'_> {
             StreamerOptions {
                 budget: Budget::Bytes(self.budget),
                 loader_staging_bytes: self.options.loader_staging_bytes,
+                copies_per_frame: self.options.copies_per_frame,
                 ..StreamerOptions::default()
             },
         );
