@@ -8,6 +8,7 @@
 mod common;
 
 use glam::{UVec2, Vec3};
+use mipstream::demo::soak::{self, FaultSet, SoakOptions, SoakReport};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::streamer::{Budget, ObjectDesc, ResidencyState, StreamerOptions, TextureDesc};
 use mipstream::{ByteSource, FileSource, Streamer, TextureFile, TextureId, View};
@@ -356,22 +357,48 @@ fn failing_transcodes_and_refused_allocations_degrade_and_recover() {
     assert_same_levels(&s, &ids, &r, &rids);
 }
 
+/// A short soak's options: every fault kind, 3 ms frames, the shared cache.
+fn every_fault() -> SoakOptions {
+    SoakOptions {
+        faults: FaultSet::parse("io,slow,oom,budget").unwrap(),
+        frame_time: Duration::from_millis(3),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        ..SoakOptions::default()
+    }
+}
+
+/// Runs a soak, its summary printed.
+fn soak_run(options: &SoakOptions) -> SoakReport {
+    let r = soak::run(options, |_, _| {}).unwrap();
+    eprintln!("{}", r.summary());
+    r
+}
+
+/// What a short soak under faults must show: the binding-budget comparison
+/// within its bound, nothing broken, over budget, panicked or leaked, the
+/// scene recovered, and faults injected.
+fn assert_came_through(r: &SoakReport) {
+    let b = r.binding.as_ref().expect("compared at a binding budget");
+    assert!(b.within_bound(), "{b:?}");
+    assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
+    assert_eq!(r.frames_over_budget, 0);
+    assert_eq!(r.panics, 0);
+    assert_eq!(r.leaked_textures, 0);
+    assert_eq!(r.leaked_buffers, 0);
+    assert!(r.recovered, "unrecovered: {:?}", r.unrecovered);
+    assert!(r.fault_counts.total() > 10, "{:?}", r.fault_counts);
+}
+
 /// The CI-sized `mipstream soak`: every fault kind, budgets from a few MiB up,
 /// objects and textures coming and going; nothing breaks, goes over budget,
 /// panics or leaks, and the scene recovers.
 #[test]
 fn a_short_soak_with_every_fault_passes() {
-    use mipstream::demo::soak::{self, FaultSet, SoakOptions};
-    let options = SoakOptions {
+    let r = soak_run(&SoakOptions {
         frames: 400,
         seed: 9,
-        faults: FaultSet::parse("io,slow,oom,budget").unwrap(),
-        frame_time: Duration::from_millis(3),
-        cache_dir: common::repo().join("target/mipstream-cache"),
-        ..SoakOptions::default()
-    };
-    let r = soak::run(&options, |_, _| {}).unwrap();
-    eprintln!("{}", r.summary());
+        ..every_fault()
+    });
     assert!(
         r.passed(),
         "{}\n{:?}\nunrecovered: {:?}\nunsettled: {:?}\nbinding: {:?}",
@@ -426,28 +453,14 @@ fn a_short_soak_with_every_fault_passes() {
 /// now asks for what it lacks.
 #[test]
 fn a_short_soak_with_loader_staging_passes() {
-    use mipstream::demo::soak::{self, FaultSet, SoakOptions};
-    let options = SoakOptions {
+    let r = soak_run(&SoakOptions {
         frames: 300,
         seed: 10,
-        faults: FaultSet::parse("io,slow,oom,budget").unwrap(),
-        frame_time: Duration::from_millis(3),
-        cache_dir: common::repo().join("target/mipstream-cache"),
         loader_staging_bytes: 2 << 20,
-        ..SoakOptions::default()
-    };
-    let r = soak::run(&options, |_, _| {}).unwrap();
-    eprintln!("{}", r.summary());
+        ..every_fault()
+    });
     eprintln!("binding-budget comparison: {:?}", r.binding);
-    let b = r.binding.as_ref().expect("compared at a binding budget");
-    assert!(b.within_bound(), "{b:?}");
-    assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
-    assert_eq!(r.frames_over_budget, 0);
-    assert_eq!(r.panics, 0);
-    assert_eq!(r.leaked_textures, 0);
-    assert_eq!(r.leaked_buffers, 0);
-    assert!(r.recovered, "unrecovered: {:?}", r.unrecovered);
-    assert!(r.fault_counts.total() > 10, "{:?}", r.fault_counts);
+    assert_came_through(&r);
     // on GL the scene's compressed textures keep CPU copies and are never
     // loader-staged; elsewhere most of what streams is
     if r.backend == "gl" {
@@ -464,27 +477,13 @@ fn a_short_soak_with_loader_staging_passes() {
 /// scene recovers to what a fresh streamer with the same cap holds.
 #[test]
 fn a_short_soak_with_few_levels_written_per_update_passes() {
-    use mipstream::demo::soak::{self, FaultSet, SoakOptions};
-    let options = SoakOptions {
+    let r = soak_run(&SoakOptions {
         frames: 300,
         seed: 11,
-        faults: FaultSet::parse("io,slow,oom,budget").unwrap(),
-        frame_time: Duration::from_millis(3),
-        cache_dir: common::repo().join("target/mipstream-cache"),
         copies_per_frame: 8,
-        ..SoakOptions::default()
-    };
-    let r = soak::run(&options, |_, _| {}).unwrap();
-    eprintln!("{}", r.summary());
-    let b = r.binding.as_ref().expect("compared at a binding budget");
-    assert!(b.within_bound(), "{b:?}");
-    assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
-    assert_eq!(r.frames_over_budget, 0);
-    assert_eq!(r.panics, 0);
-    assert_eq!(r.leaked_textures, 0);
-    assert_eq!(r.leaked_buffers, 0);
-    assert!(r.recovered, "unrecovered: {:?}", r.unrecovered);
-    assert!(r.fault_counts.total() > 10, "{:?}", r.fault_counts);
+        ..every_fault()
+    });
+    assert_came_through(&r);
 }
 
 /// A registration whose tail cannot be read fails with a clear error, and

@@ -575,14 +575,7 @@ impl Streamer {
             first.is_none_or(|l| wanted.contains(l)) && last.is_none_or(|l| wanted.contains(l))
         };
         if !ends(e.requested.first(), e.requested.last()) {
-            let stale: Vec<u32> = e
-                .requested
-                .iter()
-                .copied()
-                .filter(|l| !wanted.contains(l))
-                .collect();
-            for level in stale {
-                e.requested.remove(&level);
+            for level in e.requested.extract_if(.., |l| !wanted.contains(l)) {
                 self.loader.cancel(load_key(id, tier), level);
             }
         }
@@ -591,14 +584,7 @@ impl Streamer {
             // the levels that arrived for the group left behind (or waited
             // for upload room) can be megabytes, and freeing them here cost
             // `update` up to 2 ms on lavapipe (bench-uploads)
-            let stale: Vec<u32> = e
-                .pending
-                .keys()
-                .copied()
-                .filter(|l| !wanted.contains(l))
-                .collect();
-            for level in stale {
-                let l = e.pending.remove(&level).expect("listed above");
+            for (_, l) in e.pending.extract_if(.., |l, _| !wanted.contains(l)) {
                 self.loader.free(l.data);
             }
         }
