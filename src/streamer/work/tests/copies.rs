@@ -14,6 +14,12 @@ fn at_tail(slot: u32) -> Tex {
     Tex::new(slot, 6, 3)
 }
 
+/// One frame with room for `copies` texture levels (0: no limit) and no
+/// other limit that binds.
+fn frame_with_copies(ts: &mut [Tex], c: &mut Context, copies: u32) -> Vec<Step> {
+    frame(ts, c, &mut UploadRoom::new(1 << 30, 32).with_copies(copies))
+}
+
 fn within_budget(ts: &[Tex]) -> Context {
     ctx(
         Books {
@@ -37,20 +43,12 @@ fn a_growth_writes_its_kept_levels_too_and_waits_for_the_frames_copies() {
     // (5 levels) but not level 1 (6)
     let mut ts = fresh();
     let mut c = within_budget(&ts);
-    let steps = frame(
-        &mut ts,
-        &mut c,
-        &mut UploadRoom::new(1 << 30, 32).with_copies(12),
-    );
+    let steps = frame_with_copies(&mut ts, &mut c, 12);
     assert_eq!((ts[0].first, ts[1].first), (0, 2));
     assert_eq!(copies(&steps), 7 + 5);
     assert_eq!(held(&steps, ts[1].id), Some(BelowReason::UploadCap));
     // the next frame takes the rest: 6 levels
-    let steps = frame(
-        &mut ts,
-        &mut c,
-        &mut UploadRoom::new(1 << 30, 32).with_copies(12),
-    );
+    let steps = frame_with_copies(&mut ts, &mut c, 12);
     assert_eq!(ts[1].first, 1);
     assert_eq!(copies(&steps), 6);
 
@@ -58,11 +56,7 @@ fn a_growth_writes_its_kept_levels_too_and_waits_for_the_frames_copies() {
     // nothing after it
     let mut ts = fresh();
     let mut c = within_budget(&ts);
-    let steps = frame(
-        &mut ts,
-        &mut c,
-        &mut UploadRoom::new(1 << 30, 32).with_copies(3),
-    );
+    let steps = frame_with_copies(&mut ts, &mut c, 3);
     assert_eq!((ts[0].first, ts[1].first), (0, 3));
     assert_eq!(copies(&steps), 7);
     assert_eq!(held(&steps, ts[1].id), Some(BelowReason::UploadCap));
@@ -70,11 +64,7 @@ fn a_growth_writes_its_kept_levels_too_and_waits_for_the_frames_copies() {
     // 0 is no limit: both grow in one frame, 13 levels written
     let mut ts = fresh();
     let mut c = within_budget(&ts);
-    let steps = frame(
-        &mut ts,
-        &mut c,
-        &mut UploadRoom::new(1 << 30, 32).with_copies(0),
-    );
+    let steps = frame_with_copies(&mut ts, &mut c, 0);
     assert_eq!((ts[0].first, ts[1].first), (0, 1));
     assert_eq!(copies(&steps), 7 + 6);
 }
@@ -92,18 +82,17 @@ fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_do_not() {
             })
             .collect()
     };
-    let room = || UploadRoom::new(1 << 30, 32).with_copies(5);
     // within the budget: one shrink, the other waits for the next frame
     let mut ts = fresh();
     let mut c = within_budget(&ts);
-    let steps = frame(&mut ts, &mut c, &mut room());
+    let steps = frame_with_copies(&mut ts, &mut c, 5);
     assert_eq!(copies(&steps), 4);
     assert_eq!((ts[0].first, ts[1].first), (3, 0));
     assert!(
         c.shrinks_deferred,
         "a growth blocked meanwhile asks no headroom"
     );
-    frame(&mut ts, &mut c, &mut room());
+    frame_with_copies(&mut ts, &mut c, 5);
     assert_eq!(ts[1].first, 3);
     // over the budget: both at once, whatever the frame's copies
     let mut ts = fresh();
@@ -115,7 +104,7 @@ fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_do_not() {
         },
         held_now / 2,
     );
-    let steps = frame(&mut ts, &mut c, &mut room());
+    let steps = frame_with_copies(&mut ts, &mut c, 5);
     assert_eq!((ts[0].first, ts[1].first), (3, 3));
     assert_eq!(copies(&steps), 8);
 }
