@@ -263,6 +263,28 @@ fn zstd_bomb_is_stopped_at_the_declared_size() {
     assert!(e.contains("more than the 64 bytes"), "{e}");
 }
 
+/// Each thread reuses one Zstandard context: a level read after a stream
+/// that stopped mid-frame (the bomb above, a truncated frame) still inflates
+/// to its own bytes, not to the remains of the one before.
+#[test]
+fn a_zstd_level_after_a_broken_one_inflates_cleanly() {
+    let zstd_file = |stream: &[u8]| {
+        let data_at = (80 + 24 + 92) as u64;
+        let mut b = rgba8_file(4, 4, &[(data_at, stream.len() as u64, 64)], 0);
+        b[44..48].copy_from_slice(&2u32.to_le_bytes()); // Zstandard
+        b.extend_from_slice(stream);
+        open_bytes(b).unwrap()
+    };
+    let texels: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
+    let good = zstd::bulk::compress(&texels, 3).unwrap();
+    let bomb = zstd::bulk::compress(&vec![7u8; 1 << 20], 19).unwrap();
+    let truncated = &good[..good.len() - 3];
+    for broken in [&bomb[..], truncated] {
+        assert!(zstd_file(broken).read_level(0).is_err());
+        assert_eq!(zstd_file(&good).read_level(0).unwrap().data, texels);
+    }
+}
+
 #[test]
 fn basis_files_load_and_transcode() {
     let dir = common::shared_data().join("ktx2-samples/ktx-software/tests/resources/basis");
