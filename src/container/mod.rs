@@ -532,6 +532,15 @@ struct Parsed {
     etc1s: Option<Etc1sCodebook>,
 }
 
+/// The largest Zstandard context a thread keeps between levels.
+const KEPT_ZSTD_CONTEXT_BYTES: usize = 16 << 20;
+
+thread_local! {
+    /// This thread's Zstandard context, reused from level to level.
+    static ZSTD_CONTEXT: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Inflates a Zstd frame into exactly `expected` bytes; more or fewer is an error.
 ///
 /// Each thread keeps one decompression context and reuses it: creating one
@@ -539,12 +548,8 @@ struct Parsed {
 /// freed its window on every level a loader read, a few percent of a
 /// loader's time on the built-in scene's UASTC+Zstd files.
 fn inflate_zstd(data: &[u8], expected: u64) -> Result<Vec<u8>, String> {
-    use std::cell::RefCell;
     use std::io::Read;
-    thread_local! {
-        static CONTEXT: RefCell<Option<zstd::zstd_safe::DCtx<'static>>> = const { RefCell::new(None) };
-    }
-    CONTEXT.with(|cell| {
+    ZSTD_CONTEXT.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             *slot = Some(
@@ -560,7 +565,17 @@ fn inflate_zstd(data: &[u8], expected: u64) -> Result<Vec<u8>, String> {
             .reset(zstd::zstd_safe::ResetDirective::SessionOnly)
             .map_err(|code| zstd::zstd_safe::get_error_name(code).to_string())?;
         let mut decoder = zstd::stream::read::Decoder::with_context(data, context);
-        read_bounded(&mut decoder as &mut dyn Read, expected)
+        let out = read_bounded(&mut decoder as &mut dyn Read, expected);
+        drop(decoder);
+        // a frame's window (up to 128 MiB, which a hostile header can ask
+        // for) stays with the context: keep only a small one
+        if slot
+            .as_ref()
+            .is_some_and(|c| c.sizeof() > KEPT_ZSTD_CONTEXT_BYTES)
+        {
+            *slot = None;
+        }
+        out
     })
 }
 
@@ -636,6 +651,30 @@ mod tests {
         let zl = enc.finish().unwrap();
         assert_eq!(inflate_zlib(&zl, 1 << 20).unwrap(), payload);
         assert!(inflate_zlib(&zl, 100).is_err());
+    }
+
+    /// The thread's context is kept for the next level while small, and
+    /// dropped after a frame whose window would keep tens of MiB.
+    #[test]
+    fn only_a_small_zstd_context_is_kept() {
+        let kept = || ZSTD_CONTEXT.with(|c| c.borrow().as_ref().map(|c| c.sizeof()));
+        let small = vec![3u8; 64 << 10];
+        let z = zstd::bulk::compress(&small, 3).unwrap();
+        assert_eq!(inflate_zstd(&z, small.len() as u64).unwrap(), small);
+        let size = kept().expect("a context kept after a small level");
+        assert!(size < KEPT_ZSTD_CONTEXT_BYTES, "{size}");
+
+        // a 32 MiB frame streamed with a 32 MiB window (no content size in
+        // its header, as a streaming encoder writes it)
+        let large: Vec<u8> = (0..32u32 << 20).map(|i| (i % 251) as u8).collect();
+        let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+        encoder.include_contentsize(false).unwrap();
+        encoder.window_log(25).unwrap();
+        std::io::Write::write_all(&mut encoder, &large).unwrap();
+        let z = encoder.finish().unwrap();
+        assert_eq!(inflate_zstd(&z, large.len() as u64).unwrap(), large);
+        assert_eq!(kept(), None, "a context with a 32 MiB window was kept");
+        assert_eq!(inflate_zstd(&z, large.len() as u64).unwrap(), large);
     }
 
     #[test]
