@@ -64,6 +64,26 @@ impl Streamer {
         // what the shrinks released went into the recycle pool: the pool is
         // a cache and never keeps the books above the budget
         self.keep_pool_within_budget();
+        // 2b. a plan made on the planner thread before the budget fell (set
+        // lower, or lowered by an out-of-memory event or the driver) can
+        // keep more than the budget now holds: the books come within it
+        // here, the least valuable bytes first, and the next plan, made on
+        // the budget as it is, gives back what fits. (A plan made in this
+        // update fits it: this changes nothing without the planner thread.)
+        if self.stats.plan_age > 0 && self.gpu.accounted_bytes() > self.hard_budget() {
+            work |= self.shrink_textures_with(
+                &mut room,
+                &mut failed,
+                true,
+                &mut deferred,
+                work::shrink_further,
+            );
+            self.keep_pool_within_budget();
+            if self.gpu.accounted_bytes() > self.hard_budget() {
+                let steps = work::drop_meshes_further(&self.mesh_facts(), &mut self.context());
+                work |= self.carry_out(steps, &mut room, false).work;
+            }
+        }
         // 3. growth; after a failed allocation the rest waits
         let steps = {
             let paused = self.budget.growth_paused(self.frame);

@@ -340,6 +340,9 @@ impl Streamer {
     }
 
     fn apply_budget(&mut self, budget: Budget) {
+        // a plan made before it was made on another budget: `converged`
+        // waits for one made on this one
+        self.planner.invalidate();
         self.options.budget = budget;
         self.budget.set(budget);
         self.gpu.set_pool_capacity(self.pool_capacity());

@@ -104,7 +104,9 @@ pub struct StreamerOptions {
     /// time (about a millisecond at 10,000 textures and 100,000 objects).
     /// It never waits for the planner: while a plan is still running the
     /// frame carries out the last one again ([`crate::streamer::FrameStats::plan_age`]).
-    /// The budget is kept the same way either way. Default: false (plan
+    /// The budget is kept either way: under a plan made before the budget
+    /// fell, `update` gives up detail the plan keeps until the books fit.
+    /// Default: false (plan
     /// inside `update`, on the calling thread).
     pub plan_in_background: bool,
     /// Bytes of GPU staging the loader threads may fill with transcoded

@@ -237,6 +237,13 @@ impl PlanHandle {
         self.scratch()
     }
 
+    /// Something the plan is made from changed outside the planner (the
+    /// budget): the last plan, and one in flight, no longer count as made
+    /// from the inputs as they are. Nothing waits.
+    pub(super) fn invalidate(&mut self) {
+        self.edits += 1;
+    }
+
     /// The planner for a question that changes no plan (its scratch state
     /// only), taken back first if a plan is in flight.
     pub(super) fn scratch(&mut self) -> &mut Planner {

@@ -449,6 +449,30 @@ pub(crate) fn shrink_meshes(meshes: &[MeshFacts], ctx: &mut Context) -> Vec<Step
     steps
 }
 
+/// Phase 2b's last resort, when `shrink_further` left the textures at their
+/// tails and the books still over the budget: mesh detail goes too, at
+/// once (no fade), the largest first.
+pub(crate) fn drop_meshes_further(meshes: &[MeshFacts], ctx: &mut Context) -> Vec<Step> {
+    let mut order: Vec<(&MeshFacts, u64)> = meshes
+        .iter()
+        .filter_map(|m| m.detail.map(|(_, bytes)| (m, bytes)))
+        .collect();
+    order.sort_by_key(|&(m, bytes)| (std::cmp::Reverse(bytes), m.id));
+    let mut steps = Vec::new();
+    for (m, bytes) in order {
+        if ctx.books.accounted() <= ctx.hard_budget {
+            break;
+        }
+        ctx.books.release_mesh(bytes);
+        let op = Op::DropMeshDetail {
+            id: m.id,
+            at_once: true,
+        };
+        steps.push(Step::op(Asset::Mesh(m.id), op, None));
+    }
+    steps
+}
+
 /// Phase 3: textures and meshes grow, highest benefit per byte first.
 pub(crate) fn grow(
     textures: &[TextureFacts<'_>],

@@ -58,6 +58,43 @@ fn meshes_drop_detail_when_planned_coarsest_and_at_once_over_budget() {
     ));
 }
 
+/// Phase 2b's last resort (a plan from before a budget cut): detail the
+/// plan keeps goes at once, the largest first, only while over the budget.
+#[test]
+fn meshes_drop_detail_the_plan_keeps_largest_first_while_over_budget() {
+    let meshes = [
+        mesh(0, Some((1, 300)), 1, 1),
+        mesh(1, Some((0, 700)), 0, 0),
+        mesh(2, None, 3, 3),
+        mesh(3, Some((2, 200)), 2, 2),
+    ];
+    let books_with = || Books {
+        meshes: 1200,
+        ..books(0)
+    };
+    // 400 over: the 700-byte detail alone brings the books within it
+    let mut c = ctx(books_with(), 800);
+    let steps = drop_meshes_further(&meshes, &mut c);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].asset, Asset::Mesh(meshes[1].id));
+    assert!(matches!(
+        steps[0].op,
+        Some(Op::DropMeshDetail { at_once: true, .. })
+    ));
+    assert_eq!(c.books.meshes, 500);
+    // 1,100 over: every detail goes, and nothing of a mesh without one
+    let mut c = ctx(books_with(), 100);
+    let dropped: Vec<_> = drop_meshes_further(&meshes, &mut c)
+        .iter()
+        .map(|s| s.asset)
+        .collect();
+    let ids = [1, 0, 3].map(|i| Asset::Mesh(meshes[i].id));
+    assert_eq!(dropped, ids);
+    // within the budget: nothing
+    let mut c = ctx(books_with(), 1200);
+    assert!(drop_meshes_further(&meshes, &mut c).is_empty());
+}
+
 #[test]
 fn an_arrived_mesh_lod_swaps_in_when_it_fits_beside_everything() {
     let arrived = PendingLod {
