@@ -486,6 +486,31 @@ fn a_short_soak_with_few_levels_written_per_update_passes() {
     assert_came_through(&r);
 }
 
+/// The configuration the README gives for large scenes, all three options
+/// at once: the plan on the planner thread (each update carries out a plan
+/// a frame or more old), loader staging and a cap on the levels written.
+/// Faults, budget changes and removals break no invariant, never take the
+/// streamer over its budget, panic or leak nothing, and the scene recovers
+/// to what a fresh streamer with the same options holds.
+#[test]
+fn a_short_soak_with_the_large_scene_options_passes() {
+    let r = soak_run(&SoakOptions {
+        frames: 300,
+        seed: 12,
+        plan_in_background: true,
+        loader_staging_bytes: 2 << 20,
+        copies_per_frame: 16,
+        ..every_fault()
+    });
+    assert_came_through(&r);
+    // the plans were made on the planner thread: some update carried out
+    // one made before it
+    assert!(r.plan_age_max >= 1, "no plan came from the planner thread");
+    if r.backend != "gl" {
+        assert!(r.loader_staged_bytes > 0, "nothing was loader-staged");
+    }
+}
+
 /// A registration whose tail cannot be read fails with a clear error, and
 /// loads of other textures that finish while it waits still reach them (a
 /// soak run once found them dropped: those textures then waited forever).

@@ -57,6 +57,7 @@ impl<'a> Soak<'a> {
                 budget: Budget::Bytes(u64::MAX / 4),
                 loader_staging_bytes: options.loader_staging_bytes,
                 copies_per_frame: options.copies_per_frame,
+                plan_in_background: options.plan_in_background,
                 ..StreamerOptions::default()
             },
         );
@@ -206,6 +207,7 @@ impl<'a> Soak<'a> {
         self.report.failed_loads += stats.failed_loads as u64;
         self.report.refused_shrinks += u64::from(stats.refused_shrinks);
         self.report.loader_staged_bytes += stats.loader_staged_bytes;
+        self.report.plan_age_max = self.report.plan_age_max.max(stats.plan_age);
         self.report.panics += stats.panicked_loads as u64;
         if let Err(e) = self.streamer.check_invariants() {
             if std::env::var_os("MIPSTREAM_SOAK_DEBUG").is_some() {

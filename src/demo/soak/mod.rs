@@ -127,6 +127,10 @@ pub struct SoakOptions {
     /// ([`crate::streamer::StreamerOptions::copies_per_frame`]). Default: 0
     /// (no limit).
     pub copies_per_frame: u32,
+    /// Plan on the abused streamer's planner thread
+    /// ([`crate::streamer::StreamerOptions::plan_in_background`]), and on
+    /// its fault-free twin's. Default: false.
+    pub plan_in_background: bool,
 }
 
 impl Default for SoakOptions {
@@ -151,6 +155,7 @@ impl Default for SoakOptions {
             recovery_frames: 6000,
             loader_staging_bytes: 0,
             copies_per_frame: 0,
+            plan_in_background: false,
         }
     }
 }
@@ -246,6 +251,10 @@ pub struct SoakReport {
     /// Bytes uploaded from staging the loader threads filled
     /// ([`SoakOptions::loader_staging_bytes`]), abuse and recovery.
     pub loader_staged_bytes: u64,
+    /// The oldest plan an update carried out, in updates
+    /// ([`crate::streamer::FrameStats::plan_age`]; 0 unless
+    /// [`SoakOptions::plan_in_background`]), abuse and recovery.
+    pub plan_age_max: u64,
     /// The largest budget set.
     pub budget_bytes_max: u64,
     /// The smallest budget set.
@@ -393,6 +402,7 @@ impl SoakReport {
             "mesh_lod_changes": self.mesh_lod_changes,
             "peak_resident_bytes": self.peak_resident_bytes,
             "loader_staged_bytes": self.loader_staged_bytes,
+            "plan_age_max": self.plan_age_max,
             "budget_bytes_max": self.budget_bytes_max,
             "budget_bytes_min": self.budget_bytes_min,
             "update_ms_p50": self.update_ms_p50,

@@ -226,6 +226,7 @@ impl Soak<'_> {
             let start = Instant::now();
             let stats = self.streamer.update(&[view]);
             self.report.loader_staged_bytes += stats.loader_staged_bytes;
+            self.report.plan_age_max = self.report.plan_age_max.max(stats.plan_age);
             if let Err(e) = self.streamer.check_invariants() {
                 self.note(format!("recovery frame {frame}: {e}"));
             }
@@ -247,6 +248,7 @@ impl Soak<'_> {
                 budget: Budget::Bytes(self.budget),
                 loader_staging_bytes: self.options.loader_staging_bytes,
                 copies_per_frame: self.options.copies_per_frame,
+                plan_in_background: self.options.plan_in_background,
                 ..StreamerOptions::default()
             },
         );
