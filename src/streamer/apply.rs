@@ -49,14 +49,8 @@ impl Streamer {
         );
         // 1b. refused shrinks left the books over the budget: the others
         // give up more than the plan asked, each refused one set aside
-        if !failed.is_empty() && self.gpu.accounted_bytes() > self.hard_budget() {
-            work |= self.shrink_textures_with(
-                &mut room,
-                &mut failed,
-                true,
-                &mut deferred,
-                work::shrink_further,
-            );
+        if !failed.is_empty() {
+            work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
         }
         // 2. meshes drop detail (frees memory, allocates nothing)
         let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
@@ -70,14 +64,8 @@ impl Streamer {
         // here, the least valuable bytes first, and the next plan, made on
         // the budget as it is, gives back what fits. (A plan made in this
         // update fits it: this changes nothing without the planner thread.)
-        if self.stats.plan_age > 0 && self.gpu.accounted_bytes() > self.hard_budget() {
-            work |= self.shrink_textures_with(
-                &mut room,
-                &mut failed,
-                true,
-                &mut deferred,
-                work::shrink_further,
-            );
+        if self.stats.plan_age > 0 {
+            work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
             self.keep_pool_within_budget();
             if self.gpu.accounted_bytes() > self.hard_budget() {
                 let steps = work::drop_meshes_further(&self.mesh_facts(), &mut self.context());
@@ -100,6 +88,18 @@ impl Streamer {
             self.gpu.submit();
             self.stats.submit_time = submit.elapsed();
         }
+    }
+
+    /// While the books exceed the budget, textures give up more than the
+    /// plan asked, the least valuable first ([`work::shrink_further`]).
+    fn shrink_further_while_over(
+        &mut self,
+        room: &mut UploadRoom,
+        failed: &mut work::Refused,
+        deferred: &mut bool,
+    ) -> bool {
+        self.gpu.accounted_bytes() > self.hard_budget()
+            && self.shrink_textures_with(room, failed, true, deferred, work::shrink_further)
     }
 
     /// Drops pooled textures (oldest first) while the books exceed the budget.
