@@ -769,9 +769,11 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
 /// shortfall smaller than the transient reserve, asked alone, lowered no
 /// plan and the growth waited for ever): asking for the whole growth again
 /// took a tier switch that missed by 2 KiB a third of a plan's budget for
-/// [`super::budget::STICKY_FRAMES`].
+/// [`super::budget::STICKY_FRAMES`]. The loaders' staging reserve is held
+/// beside the plan (plans are made on the budget less it), so it counts
+/// with the plan, not as something held above it.
 fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
-    let plan = ctx.plan_bytes + books.pool.bytes();
+    let plan = ctx.plan_bytes + books.pool.bytes() + books.reserve;
     let short = need.saturating_sub(ctx.hard_budget);
     (books.staging == 0 && books.accounted() <= plan && !ctx.shrinks_deferred && short > 0)
         .then_some(short)

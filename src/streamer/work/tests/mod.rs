@@ -297,6 +297,16 @@ fn a_growth_that_does_not_fit_waits_and_asks_for_headroom_unless_something_expla
     assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
     assert!(steps.iter().all(|s| s.headroom.is_none()));
     c.shrinks_deferred = false;
+    // the loaders' staging reserve is held beside the plan (plans are made
+    // on the budget less it), so it explains nothing: the same shortfall
+    // is asked (GL soak: with it counted as unexplained, a growth there
+    // waited for ever)
+    let reserve = 4096;
+    c.books.reserve = reserve;
+    c.hard_budget += reserve;
+    let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
+    assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
+    assert_eq!(steps.iter().find_map(|s| s.headroom), Some(asked));
     // a prefetch never asks
     ts[0].plan.prefetch = true;
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
