@@ -343,3 +343,29 @@ fn the_reserve_does_not_keep_a_growth_from_the_headroom_it_needs() {
         }
     }
 }
+
+#[test]
+fn a_budget_just_above_the_tails_holds_the_tails_and_the_reserve() {
+    // the reserve is a quarter of what the budget holds beyond the tails:
+    // a quarter of the whole budget held the tails and the reserve over
+    // a budget a little above the tails, at rest
+    let g = gpu::headless(None)
+        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+    let mut s = Streamer::with_options(&g.device, &g.queue, options(64 << 20, 2 << 20));
+    builtin_scene().register(&mut s).unwrap();
+    let v = mipstream::demo::scene::CameraPath::builtin().view(0.0, UVec2::new(1280, 720));
+    // a budget below the tails is raised to them
+    s.set_budget(Budget::Bytes(1));
+    let tails = s.effective_budget();
+    let budget = tails + (64 << 10);
+    s.set_budget(Budget::Bytes(budget));
+    s.settle_canonical(&[v], Duration::from_secs(10)).unwrap();
+    s.check_invariants().unwrap();
+    let totals = s.report().totals;
+    assert_eq!(totals.loader_staging, 16 << 10, "a quarter of 64 KiB");
+    assert!(
+        totals.accounted() <= budget,
+        "{} held over the budget {budget}",
+        totals.accounted()
+    );
+}

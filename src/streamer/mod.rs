@@ -401,12 +401,12 @@ impl Streamer {
     }
 
     /// Sets the loader staging reserve to the option, at most a quarter of
-    /// the effective budget.
+    /// what the effective budget holds beyond the tails (a quarter of the
+    /// whole budget left a budget just above the tails holding less than
+    /// the tails and the reserve: over it at rest).
     fn size_staging_reserve(&self) {
-        let bytes = self
-            .options
-            .loader_staging_bytes
-            .min(self.effective_budget() / 4);
+        let streamable = self.effective_budget().saturating_sub(self.tail_bytes());
+        let bytes = self.options.loader_staging_bytes.min(streamable / 4);
         self.gpu.staging_reserve().set_capacity(bytes);
     }
 

@@ -113,7 +113,8 @@ pub struct StreamerOptions {
     /// texels ([`crate::gpu::staging`]), so that `update` records buffer
     /// copies instead of copying texel bytes with `Queue::write_texture`.
     /// The reserve is set aside out of the budget whole (at most a quarter
-    /// of the effective budget), so the plan has that much less. A level
+    /// of what the effective budget holds beyond the always-resident tails
+    /// and coarsest mesh LODs), so the plan has that much less. A level
     /// that finds the reserve full goes back to the loaders at the next
     /// updates, once room has come back from finished copies (up to 4
     /// times; [`crate::streamer::FrameStats::restaged`]), rather than be
