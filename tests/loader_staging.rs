@@ -295,77 +295,95 @@ fn a_level_larger_than_the_whole_reserve_is_not_sent_back() {
     }
 }
 
-/// The built-in scene (20 small textures, as the soak runs it), cooked
-/// into the test cache.
-fn builtin_scene() -> mipstream::demo::scene::BuiltinScene {
-    let dir = common::repo().join("target/mipstream-cache");
-    mipstream::demo::scene::BuiltinScene::load_or_cook(&dir, |done, total| {
-        eprintln!("built-in scene: {done}/{total} textures")
-    })
-    .unwrap()
-}
+/// Budgets that bind on the built-in scene (it needs the `scene` feature,
+/// which `cargo test --all-features` turns on).
+#[cfg(feature = "scene")]
+mod binding {
+    use super::options;
+    use glam::UVec2;
+    use mipstream::demo::scene::{BuiltinScene, CameraPath};
+    use mipstream::gpu;
+    use mipstream::streamer::Budget;
+    use mipstream::Streamer;
+    use std::sync::OnceLock;
+    use std::time::Duration;
 
-#[test]
-fn the_reserve_does_not_keep_a_growth_from_the_headroom_it_needs() {
-    // A growth that needs a little more than the plan left free (row
-    // padding of its staging; on GL the kept levels staged again) waits
-    // and asks later plans for headroom. The reserve is held beside the
-    // plan: counted as something held above it, no headroom was ever asked
-    // and the growth waited for ever (found by a 6,000-frame GL soak).
-    // Budgets stepped down from half of what a view along the built-in
-    // path wants, in steps smaller than a level, so that some leave such a
-    // growth short: each must settle canonically within the budget.
-    let g = gpu::headless(None)
-        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
-    eprintln!("on {}", g.describe());
-    let scene = builtin_scene();
-    let mut s = Streamer::with_options(&g.device, &g.queue, options(64 << 20, 2 << 20));
-    scene.register(&mut s).unwrap();
-    let path = mipstream::demo::scene::CameraPath::builtin();
-    let size = UVec2::new(1280, 720);
-    for t in [0.0, 6.0, 12.0] {
-        let v = path.view(t, size);
-        let half = s.wanted_bytes(&[v]) / 2;
-        for step in 0..40 {
-            let budget = half - step * (2 << 10);
-            s.set_budget(Budget::Bytes(budget));
-            s.settle_canonical(&[v], Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("at t = {t}, budget {budget}: {e}"));
-            s.check_invariants().unwrap();
-            let totals = s.report().totals;
-            assert!(totals.loader_staging > 0, "the reserve is held");
-            assert!(
-                totals.accounted() <= s.budget_bytes(),
-                "at t = {t}: {} held over the budget {}",
-                totals.accounted(),
-                s.budget_bytes()
-            );
+    /// The built-in scene (20 small textures, as the soak runs it), cooked
+    /// into the test cache once (two tests cooking the same files at once
+    /// would race on their temporary files).
+    fn builtin_scene() -> &'static BuiltinScene {
+        static SCENE: OnceLock<BuiltinScene> = OnceLock::new();
+        SCENE.get_or_init(|| {
+            let dir = super::common::repo().join("target/mipstream-cache");
+            BuiltinScene::load_or_cook(&dir, |done, total| {
+                eprintln!("built-in scene: {done}/{total} textures")
+            })
+            .unwrap()
+        })
+    }
+
+    #[test]
+    fn the_reserve_does_not_keep_a_growth_from_the_headroom_it_needs() {
+        // A growth that needs a little more than the plan left free (row
+        // padding of its staging; on GL the kept levels staged again) waits
+        // and asks later plans for headroom. The reserve is held beside the
+        // plan: counted as something held above it, no headroom was ever asked
+        // and the growth waited for ever (found by a 6,000-frame GL soak).
+        // Budgets stepped down from half of what a view along the built-in
+        // path wants, in steps smaller than a level, so that some leave such a
+        // growth short: each must settle canonically within the budget.
+        let g = gpu::headless(None)
+            .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+        eprintln!("on {}", g.describe());
+        let scene = builtin_scene();
+        let mut s = Streamer::with_options(&g.device, &g.queue, options(64 << 20, 2 << 20));
+        scene.register(&mut s).unwrap();
+        let path = CameraPath::builtin();
+        let size = UVec2::new(1280, 720);
+        for t in [0.0, 6.0, 12.0] {
+            let v = path.view(t, size);
+            let half = s.wanted_bytes(&[v]) / 2;
+            for step in 0..40 {
+                let budget = half - step * (2 << 10);
+                s.set_budget(Budget::Bytes(budget));
+                s.settle_canonical(&[v], Duration::from_secs(10))
+                    .unwrap_or_else(|e| panic!("at t = {t}, budget {budget}: {e}"));
+                s.check_invariants().unwrap();
+                let totals = s.report().totals;
+                assert!(totals.loader_staging > 0, "the reserve is held");
+                assert!(
+                    totals.accounted() <= s.budget_bytes(),
+                    "at t = {t}: {} held over the budget {}",
+                    totals.accounted(),
+                    s.budget_bytes()
+                );
+            }
         }
     }
-}
 
-#[test]
-fn a_budget_just_above_the_tails_holds_the_tails_and_the_reserve() {
-    // the reserve is a quarter of what the budget holds beyond the tails:
-    // a quarter of the whole budget held the tails and the reserve over
-    // a budget a little above the tails, at rest
-    let g = gpu::headless(None)
-        .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
-    let mut s = Streamer::with_options(&g.device, &g.queue, options(64 << 20, 2 << 20));
-    builtin_scene().register(&mut s).unwrap();
-    let v = mipstream::demo::scene::CameraPath::builtin().view(0.0, UVec2::new(1280, 720));
-    // a budget below the tails is raised to them
-    s.set_budget(Budget::Bytes(1));
-    let tails = s.effective_budget();
-    let budget = tails + (64 << 10);
-    s.set_budget(Budget::Bytes(budget));
-    s.settle_canonical(&[v], Duration::from_secs(10)).unwrap();
-    s.check_invariants().unwrap();
-    let totals = s.report().totals;
-    assert_eq!(totals.loader_staging, 16 << 10, "a quarter of 64 KiB");
-    assert!(
-        totals.accounted() <= budget,
-        "{} held over the budget {budget}",
-        totals.accounted()
-    );
+    #[test]
+    fn a_budget_just_above_the_tails_holds_the_tails_and_the_reserve() {
+        // the reserve is a quarter of what the budget holds beyond the tails:
+        // a quarter of the whole budget held the tails and the reserve over
+        // a budget a little above the tails, at rest
+        let g = gpu::headless(None)
+            .unwrap_or_else(|e| panic!("no GPU adapter: {e} ({})", gpu::INSTALL_HINT));
+        let mut s = Streamer::with_options(&g.device, &g.queue, options(64 << 20, 2 << 20));
+        builtin_scene().register(&mut s).unwrap();
+        let v = CameraPath::builtin().view(0.0, UVec2::new(1280, 720));
+        // a budget below the tails is raised to them
+        s.set_budget(Budget::Bytes(1));
+        let tails = s.effective_budget();
+        let budget = tails + (64 << 10);
+        s.set_budget(Budget::Bytes(budget));
+        s.settle_canonical(&[v], Duration::from_secs(10)).unwrap();
+        s.check_invariants().unwrap();
+        let totals = s.report().totals;
+        assert_eq!(totals.loader_staging, 16 << 10, "a quarter of 64 KiB");
+        assert!(
+            totals.accounted() <= budget,
+            "{} held over the budget {budget}",
+            totals.accounted()
+        );
+    }
 }
