@@ -405,7 +405,8 @@ impl Streamer {
     /// whole budget left a budget just above the tails holding less than
     /// the tails and the reserve: over it at rest).
     fn size_staging_reserve(&self) {
-        let streamable = self.effective_budget().saturating_sub(self.tail_bytes());
+        let tails = self.tail_bytes();
+        let streamable = self.budget.effective(tails).saturating_sub(tails);
         let bytes = self.options.loader_staging_bytes.min(streamable / 4);
         self.gpu.staging_reserve().set_capacity(bytes);
     }
