@@ -161,6 +161,11 @@ impl<T> Slots<T> {
         Some(v)
     }
 
+    /// How many entries are live.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
     /// Every live entry with its id.
     pub(crate) fn iter<I: SlotId>(&self) -> impl Iterator<Item = (I, &T)> {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
@@ -195,6 +200,7 @@ mod tests {
         assert_eq!(s.get(a), None, "the stale id must not see the new value");
         assert_eq!(s.remove(a), None);
         assert_eq!(s.get(b), Some(&"b"));
+        assert_eq!(s.len(), 1);
         assert_eq!(format!("{b:?}"), "tex0v1");
     }
 

@@ -458,6 +458,9 @@ fn a_tiny_update_benchmark_splits_the_plan_from_the_rest() {
     ] {
         assert!(json.get(key).is_some(), "{key}");
     }
+    // 40 textures: the default streamer plans inside update
+    assert!(!r.default_plan_in_background);
+    assert_eq!(json["default_plan_in_background"], false);
     let run = &json["runs"][0];
     for key in [
         "upload_cap_mib",

@@ -10,7 +10,9 @@ mod common;
 use glam::{UVec2, Vec3};
 use mipstream::demo::soak::{self, FaultSet, SoakOptions, SoakReport};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
-use mipstream::streamer::{Budget, ObjectDesc, ResidencyState, StreamerOptions, TextureDesc};
+use mipstream::streamer::{
+    Budget, ObjectDesc, PlanThread, ResidencyState, StreamerOptions, TextureDesc,
+};
 use mipstream::{ByteSource, FileSource, Streamer, TextureFile, TextureId, View};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -497,7 +499,7 @@ fn a_short_soak_with_the_large_scene_options_passes() {
     let r = soak_run(&SoakOptions {
         frames: 300,
         seed: 12,
-        plan_in_background: true,
+        plan_thread: PlanThread::Background,
         loader_staging_bytes: 2 << 20,
         copies_per_frame: 16,
         ..every_fault()

@@ -1,12 +1,11 @@
-//! `StreamerOptions::plan_in_background`: the plan made on the planner
-//! thread, a frame behind, reaching the same canonical residency as the
+//! `StreamerOptions::plan_thread`: the plan made on the planner thread, a frame behind, reaching the same canonical residency as the
 //! plan made inside `update`, with the budget kept every frame and
 //! textures coming and going while a plan is in flight.
 
 mod common;
 
 use glam::{UVec2, Vec3};
-use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use mipstream::streamer::{Budget, ObjectDesc, PlanThread, StreamerOptions, TextureDesc};
 use mipstream::{Streamer, TextureId, View};
 use std::time::Duration;
 
@@ -33,12 +32,20 @@ fn view(z: f32) -> View {
 /// Five textures on five spheres in a row; the budget a third of what
 /// they hold at full resolution, so it binds.
 fn scene(background: bool) -> (Streamer, Vec<TextureId>) {
+    scene_planned(if background {
+        PlanThread::Background
+    } else {
+        PlanThread::Inline
+    })
+}
+
+fn scene_planned(plan_thread: PlanThread) -> (Streamer, Vec<TextureId>) {
     let g = common::gpu();
     let mut s = Streamer::with_options(
         &g.device,
         &g.queue,
         StreamerOptions {
-            plan_in_background: background,
+            plan_thread,
             ..Default::default()
         },
     );
@@ -244,4 +251,82 @@ fn a_budget_cut_holds_from_the_next_update_with_the_plan_a_frame_old() {
         levels(&inline),
         "not where the same budget settles inline"
     );
+}
+
+/// Updates at `view` until one carries out a plan made for it, or panics
+/// after 1,000; returns the ages of the plans carried out on the way.
+fn ages_until_current(s: &mut Streamer, view: View) -> Vec<u64> {
+    let mut ages = Vec::new();
+    for _ in 0..1000 {
+        let stats = s.update(&[view]);
+        ages.push(stats.plan_age);
+        s.check_invariants().unwrap();
+        // the plan was taken `plan_age` updates ago: at this view or after
+        if (stats.plan_age as usize) < ages.len() {
+            return ages;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("no plan for the view after 1,000 updates: {ages:?}");
+}
+
+/// The default, `PlanThread::Auto`: a scene of a few textures plans inside
+/// `update` (every plan made from its own frame, none on the planner
+/// thread); one that reaches the threshold moves its plan to the planner
+/// thread, a frame behind; one that falls below it plans inside `update`
+/// again, from the very next update.
+#[test]
+fn the_default_plans_inside_update_until_the_scene_reaches_its_threshold() {
+    assert_eq!(
+        StreamerOptions::default().plan_thread,
+        PlanThread::Auto {
+            textures: PlanThread::AUTO_TEXTURES
+        }
+    );
+    let (mut small, _) = scene_planned(PlanThread::default());
+    assert!(!small.plans_in_background());
+    for z in [8.0, 0.0, -1.0] {
+        let stats = small.update(&[view(z)]);
+        assert_eq!(stats.plan_age, 0, "{stats:?}");
+        assert_eq!(stats.plan_worker_time, Duration::ZERO, "{stats:?}");
+    }
+
+    // a threshold one texture above the scene's five
+    let (mut s, _) = scene_planned(PlanThread::Auto { textures: 6 });
+    s.settle(&[view(8.0)], SETTLE).unwrap();
+    assert!(!s.plans_in_background());
+    assert_eq!(ages_until_current(&mut s, view(0.0)), [0]);
+    let sixth = s
+        .register_texture(TextureDesc::new(common::sponza_texture("lion.ktx2")))
+        .unwrap();
+    s.register_object(ObjectDesc::sphere(Vec3::new(9.0, 0.0, -4.0), 1.5).with_texture(sixth, 4.0))
+        .unwrap();
+    assert!(s.plans_in_background());
+    // the first update plans here (no plan is on its way yet) and hands
+    // the next one to the planner thread; from then on every view's first
+    // update carries out an older plan
+    s.update(&[view(0.0)]);
+    let ages = ages_until_current(&mut s, view(-1.0));
+    assert!(
+        ages[0] >= 1,
+        "a plan made for the new view at once: {ages:?}"
+    );
+    let worked = (0..1000).find_map(|_| {
+        let b = s.update(&[view(-1.0)]);
+        std::thread::sleep(Duration::from_millis(1));
+        (b.plan_worker_time > Duration::ZERO).then_some(b)
+    });
+    assert!(worked.is_some(), "no plan finished on the planner thread");
+    // back below the threshold (a plan may be in flight): inside `update`
+    // from the next one, whose plan is its own frame's
+    s.remove_texture(sixth).unwrap();
+    assert!(!s.plans_in_background());
+    assert_eq!(ages_until_current(&mut s, view(2.5)), [0]);
+    s.check_invariants().unwrap();
+    // and it settles where a streamer that always planned inside `update`
+    // does
+    let (mut inline, _) = scene(false);
+    inline.settle_canonical(&[view(2.5)], SETTLE).unwrap();
+    s.settle_canonical(&[view(2.5)], SETTLE).unwrap();
+    assert_eq!(levels(&s), levels(&inline));
 }

@@ -109,7 +109,8 @@ pub use crate::plan::Policy;
 pub use crate::plan::ViewError;
 pub use meshes::{MeshEvent, MeshStatus};
 pub use options::{
-    Budget, MeshDesc, MeshStorage, ObjectDesc, SettingsError, StreamerOptions, TextureDesc,
+    Budget, MeshDesc, MeshStorage, ObjectDesc, PlanThread, SettingsError, StreamerOptions,
+    TextureDesc,
 };
 pub use prepare::{PreparedTexture, TexturePreparer};
 pub use report::{
@@ -313,6 +314,12 @@ impl Streamer {
         &self.options
     }
 
+    /// Whether `update` now takes its plan from the planner thread
+    /// ([`StreamerOptions::plan_thread`] for the textures registered now).
+    pub fn plans_in_background(&self) -> bool {
+        self.options.plan_thread.in_background(self.textures.len())
+    }
+
     /// Changes the budget; it takes effect at the next `update`. A budget
     /// of 0 bytes becomes 1 byte (the tails alone are held; see
     /// [`effective_budget`](Self::effective_budget)) and an `Auto` fraction
@@ -507,7 +514,7 @@ impl Streamer {
         self.request_loads();
         self.request_mesh_loads();
         self.work();
-        if self.options.plan_in_background {
+        if self.plans_in_background() {
             let handover = Instant::now();
             self.plan_next();
             self.stats.plan_time += handover.elapsed();
@@ -606,7 +613,7 @@ impl Streamer {
         let fixed = self.policy() != Policy::Budget;
         // a plan made on the planner thread may predate these views or a
         // change to the scene: holding it is not holding their plan
-        let current = !self.options.plan_in_background || self.planner.is_current_for(&self.views);
+        let current = !self.plans_in_background() || self.planner.is_current_for(&self.views);
         current
             && self.loader.outstanding() == 0
             && self.restage.is_empty()

@@ -55,7 +55,7 @@ impl Streamer {
 
     /// Objects registered and not removed.
     pub fn object_count(&self) -> usize {
-        self.objects.iter::<ObjectId>().count()
+        self.objects.len()
     }
 
     /// Removes an object.

@@ -98,17 +98,20 @@ pub struct StreamerOptions {
     /// which uploads each LOD from a [`crate::streamer::MeshEvent`] in its
     /// own mesh allocator.
     pub mesh_storage: MeshStorage,
-    /// Plan on a thread of the streamer's own: each `update` carries out
-    /// the plan made from the previous frame's views and hands this frame's
-    /// to the planner thread, so the render thread does not spend the plan's
-    /// time (about a millisecond at 10,000 textures and 100,000 objects).
-    /// It never waits for the planner: while a plan is still running the
-    /// frame carries out the last one again ([`crate::streamer::FrameStats::plan_age`]).
-    /// The budget is kept either way: under a plan made before the budget
-    /// fell, `update` gives up detail the plan keeps until the books fit.
-    /// Default: false (plan
-    /// inside `update`, on the calling thread).
-    pub plan_in_background: bool,
+    /// Where the plan is made: inside `update` on the calling thread, or on
+    /// a thread of the streamer's own, where each `update` carries out the
+    /// plan made from the previous frame's views and hands this frame's to
+    /// the planner thread, so the render thread does not spend the plan's
+    /// time (about half a millisecond at 10,000 textures and 100,000
+    /// objects). It never waits for the planner: while a plan is still
+    /// running the frame carries out the last one again
+    /// ([`crate::streamer::FrameStats::plan_age`]). The budget is kept
+    /// either way: under a plan made before the budget fell, `update` gives
+    /// up detail the plan keeps until the books fit. Default:
+    /// [`PlanThread::Auto`] with [`PlanThread::AUTO_TEXTURES`] (inside
+    /// `update` until 2,048 textures are registered, then on the planner
+    /// thread).
+    pub plan_thread: PlanThread,
     /// Bytes of GPU staging the loader threads may fill with transcoded
     /// texels ([`crate::gpu::staging`]), so that `update` records buffer
     /// copies instead of copying texel bytes with `Queue::write_texture`.
@@ -145,7 +148,7 @@ impl Default for StreamerOptions {
             oom_backoff_frames: 60,
             mesh_cross_fade_frames: 0,
             mesh_storage: MeshStorage::Buffers,
-            plan_in_background: false,
+            plan_thread: PlanThread::default(),
             loader_staging_bytes: 0,
             planner: PlannerOptions::default(),
         }
@@ -422,6 +425,55 @@ impl ObjectDesc {
     pub fn with_mesh(mut self, mesh: MeshId, scale: f32) -> Self {
         self.meshes.push((mesh, scale));
         self
+    }
+}
+
+/// Where [`crate::Streamer::update`] gets its plan
+/// ([`StreamerOptions::plan_thread`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanThread {
+    /// Inside `update`, on the calling thread: the plan carried out is made
+    /// from this frame's views.
+    Inline,
+    /// On the streamer's planner thread: the plan carried out is a frame
+    /// old (more while the planner thread is starved), and the render
+    /// thread only takes it and hands over the next one's inputs.
+    Background,
+    /// Inline while fewer than `textures` textures are registered, on the
+    /// planner thread from then on (and inline again should they fall
+    /// below it). The plan's cost grows with the textures it fits (on one
+    /// core of a 2-core CI machine, `mipstream bench-planner` at 10,000
+    /// objects: p50 0.14 ms at 1,000 textures, 0.20 ms at 2,048, 0.25 ms
+    /// at 4,096, 0.44 ms at 10,000 with 100,000 objects); a scene that
+    /// small keeps a plan made from its own frame, which is also what
+    /// makes a small scene's runs repeat exactly from frame to frame.
+    Auto {
+        /// Registered textures from which the plan runs on the planner
+        /// thread.
+        textures: usize,
+    },
+}
+
+impl PlanThread {
+    /// [`PlanThread::Auto`]'s default threshold.
+    pub const AUTO_TEXTURES: usize = 2048;
+
+    /// Whether a streamer with `textures` registered plans on its planner
+    /// thread.
+    pub fn in_background(self, textures: usize) -> bool {
+        match self {
+            Self::Inline => false,
+            Self::Background => true,
+            Self::Auto { textures: from } => textures >= from,
+        }
+    }
+}
+
+impl Default for PlanThread {
+    fn default() -> Self {
+        Self::Auto {
+            textures: Self::AUTO_TEXTURES,
+        }
     }
 }
 

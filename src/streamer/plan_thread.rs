@@ -1,7 +1,8 @@
 //! The streamer's planner, here or on a thread of its own.
 //!
-//! With [`super::StreamerOptions::plan_in_background`] off (the default),
-//! `update` plans on the calling thread, as it always has. With it on, the
+//! With [`super::StreamerOptions::plan_thread`] inline (the default's
+//! choice below 2,048 textures), `update` plans on the calling thread.
+//! On the planner thread, the
 //! end of each `update` hands the planner, with that frame's views and
 //! what every texture and mesh then holds, to a planner thread, and the
 //! next `update` takes the finished plan back and carries it out. `update`
@@ -406,7 +407,7 @@ impl Streamer {
         // in the background: the plan finished since the last update, or
         // (while the next is still running) the last one again; a plan now
         // only before the first
-        let progress = if self.options.plan_in_background {
+        let progress = if self.plans_in_background() {
             self.planner.poll()
         } else {
             Progress::Idle

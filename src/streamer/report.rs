@@ -274,8 +274,8 @@ pub struct FrameStats {
     pub update_time: Duration,
     /// Of that, the plan's (the planner's pass over objects and textures,
     /// its fit and certificate); the rest is draining loads, requesting and
-    /// carrying out the frame's GPU work. With
-    /// [`crate::StreamerOptions::plan_in_background`], only what the render
+    /// carrying out the frame's GPU work. With the plan on the planner thread
+    /// ([`crate::StreamerOptions::plan_thread`]), only what the render
     /// thread spent on it: taking the finished plan and handing the next
     /// one its inputs (it never waits for the planner thread).
     pub plan_time: Duration,
@@ -284,13 +284,13 @@ pub struct FrameStats {
     /// recorded copies inside it, on the calling thread; on a GPU it only
     /// hands the commands over.
     pub submit_time: Duration,
-    /// With [`crate::StreamerOptions::plan_in_background`], the planner
-    /// thread's time on the plan finished for this frame (zero otherwise,
+    /// With the plan on the planner thread
+    /// ([`crate::StreamerOptions::plan_thread`]), that thread's time on the plan finished for this frame (zero otherwise,
     /// and on a frame that carried out the last plan again).
     pub plan_worker_time: Duration,
     /// Updates since the inputs of the plan this frame carried out were
-    /// taken: 0 for a plan made inside `update`; with
-    /// [`crate::StreamerOptions::plan_in_background`] 1, or more while the
+    /// taken: 0 for a plan made inside `update`; on the planner thread
+    /// ([`crate::StreamerOptions::plan_thread`]) 1, or more while the
     /// planner thread is still busy with the next.
     pub plan_age: u64,
     /// Views `update` skipped because they fail [`crate::View::validate`]

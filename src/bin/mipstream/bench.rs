@@ -290,9 +290,10 @@ pub(crate) struct BenchUpdateArgs {
     /// Upload caps to run, MiB per frame, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "2,8,32")]
     upload_caps_mb: Vec<u64>,
-    /// Where the plan runs: `inline` (inside `update`, the default
-    /// streamer), `background` (`StreamerOptions::plan_in_background`), or
-    /// `both`, each a run per cap.
+    /// Where the plan runs: `inline` (inside `update`,
+    /// `PlanThread::Inline`), `background` (on the planner thread,
+    /// `PlanThread::Background`: the default streamer's choice from 2,048
+    /// textures), or `both`, each a run per cap.
     #[arg(long, value_enum, default_value_t = PlanThread::Both)]
     plan: PlanThread,
     /// Who puts texels into GPU staging: `render` (`Queue::write_texture`
@@ -388,6 +389,15 @@ pub(crate) fn run_update(args: BenchUpdateArgs) -> Result<(), String> {
         } else {
             "paced"
         }
+    );
+    println!(
+        "the default streamer (PlanThread::Auto) plans {} at {} textures",
+        if r.default_plan_in_background {
+            "on the planner thread (the background rows)"
+        } else {
+            "inside update (the inline rows)"
+        },
+        r.textures
     );
     let mib = |b: f64| format!("{:.2} MiB", b / (1u64 << 20) as f64);
     println!(

@@ -31,8 +31,9 @@ pub(crate) struct SoakArgs {
     /// 0: no limit).
     #[arg(long, default_value_t = 0)]
     copies_per_frame: u32,
-    /// Plan on the streamer's planner thread
-    /// (`StreamerOptions::plan_in_background`).
+    /// Plan on the streamer's planner thread (`PlanThread::Background`;
+    /// without it the default, `PlanThread::Auto`, plans inside `update` on
+    /// the built-in scene).
     #[arg(long)]
     plan_in_background: bool,
     /// `vulkan` or `gl` (default: WGPU_BACKEND, else any).
@@ -54,7 +55,11 @@ pub(crate) fn run(args: SoakArgs) -> Result<(), String> {
         backends: crate::bench::backends(&args.backend)?,
         loader_staging_bytes: args.loader_staging_mb << 20,
         copies_per_frame: args.copies_per_frame,
-        plan_in_background: args.plan_in_background,
+        plan_thread: if args.plan_in_background {
+            mipstream::streamer::PlanThread::Background
+        } else {
+            mipstream::streamer::PlanThread::default()
+        },
         ..SoakOptions::default()
     };
     let bar = ProgressBar::new(args.frames);

@@ -13,7 +13,7 @@ use super::planner::synthetic_view;
 use crate::container::TextureFile;
 use crate::demo::scene::BuiltinScene;
 use crate::gpu;
-use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
+use crate::streamer::{Budget, ObjectDesc, PlanThread, StreamerOptions, TextureDesc};
 use crate::Streamer;
 use glam::Vec3;
 use std::path::PathBuf;
@@ -39,9 +39,9 @@ pub struct UpdateBenchOptions {
     pub warmup: usize,
     /// Upload caps to run, MiB per frame.
     pub upload_caps_mib: Vec<u64>,
-    /// Where the plan runs, each a run per cap: `false` inside `update`,
-    /// `true` on the planner thread
-    /// ([`StreamerOptions::plan_in_background`]).
+    /// Where the plan runs, each a run per cap: `false` inside `update`
+    /// ([`PlanThread::Inline`]), `true` on the planner thread
+    /// ([`PlanThread::Background`]).
     pub plan_modes: Vec<bool>,
     /// Where the texels reach GPU staging, each a run per cap and plan
     /// mode: `false` through `Queue::write_texture` in `update`, `true`
@@ -130,6 +130,10 @@ pub struct UpdateBench {
     pub adapter: String,
     /// The backend.
     pub backend: String,
+    /// Whether the default streamer ([`PlanThread::default`]) plans on the
+    /// planner thread at this many textures (the "background" runs are
+    /// then its own).
+    pub default_plan_in_background: bool,
     /// One run per cap.
     pub runs: Vec<UpdateRun>,
 }
@@ -194,7 +198,11 @@ pub fn bench_update(
         let loader_staging_bytes = if staging { 2 * (cap << 20) } else { 0 };
         let options = StreamerOptions {
             upload_bytes_per_frame: cap << 20,
-            plan_in_background: background,
+            plan_thread: if background {
+                PlanThread::Background
+            } else {
+                PlanThread::Inline
+            },
             loader_staging_bytes,
             copies_per_frame: opts.copies_per_frame,
             ..Default::default()
@@ -296,6 +304,7 @@ pub fn bench_update(
         warmup: opts.warmup,
         adapter: info.name,
         backend: format!("{:?}", info.backend),
+        default_plan_in_background: PlanThread::default().in_background(opts.textures),
         runs,
     })
 }
@@ -329,6 +338,7 @@ impl UpdateBench {
             "warmup": self.warmup,
             "adapter": self.adapter,
             "backend": self.backend,
+            "default_plan_in_background": self.default_plan_in_background,
             "runs": self.runs.iter().map(|r| serde_json::json!({
                 "upload_cap_mib": r.upload_cap_mib,
                 "plan_in_background": r.plan_in_background,

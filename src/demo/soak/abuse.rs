@@ -57,7 +57,7 @@ impl<'a> Soak<'a> {
                 budget: Budget::Bytes(u64::MAX / 4),
                 loader_staging_bytes: options.loader_staging_bytes,
                 copies_per_frame: options.copies_per_frame,
-                plan_in_background: options.plan_in_background,
+                plan_thread: options.plan_thread,
                 ..StreamerOptions::default()
             },
         );

@@ -127,10 +127,10 @@ pub struct SoakOptions {
     /// ([`crate::streamer::StreamerOptions::copies_per_frame`]). Default: 0
     /// (no limit).
     pub copies_per_frame: u32,
-    /// Plan on the abused streamer's planner thread
-    /// ([`crate::streamer::StreamerOptions::plan_in_background`]), and on
-    /// its fault-free twin's. Default: false.
-    pub plan_in_background: bool,
+    /// Where the abused streamer and its fault-free twin plan
+    /// ([`crate::streamer::StreamerOptions::plan_thread`]). Default: the
+    /// streamer's default (inside `update` on the built-in scene).
+    pub plan_thread: crate::streamer::PlanThread,
 }
 
 impl Default for SoakOptions {
@@ -155,7 +155,7 @@ impl Default for SoakOptions {
             recovery_frames: 6000,
             loader_staging_bytes: 0,
             copies_per_frame: 0,
-            plan_in_background: false,
+            plan_thread: crate::streamer::PlanThread::default(),
         }
     }
 }
@@ -252,8 +252,8 @@ pub struct SoakReport {
     /// ([`SoakOptions::loader_staging_bytes`]), abuse and recovery.
     pub loader_staged_bytes: u64,
     /// The oldest plan an update carried out, in updates
-    /// ([`crate::streamer::FrameStats::plan_age`]; 0 unless
-    /// [`SoakOptions::plan_in_background`]), abuse and recovery.
+    /// ([`crate::streamer::FrameStats::plan_age`]; 0 when
+    /// the plan is made inside `update`), abuse and recovery.
     pub plan_age_max: u64,
     /// The largest budget set.
     pub budget_bytes_max: u64,

@@ -248,7 +248,7 @@ impl Soak<'_> {
                 budget: Budget::Bytes(self.budget),
                 loader_staging_bytes: self.options.loader_staging_bytes,
                 copies_per_frame: self.options.copies_per_frame,
-                plan_in_background: self.options.plan_in_background,
+                plan_thread: self.options.plan_thread,
                 ..StreamerOptions::default()
             },
         );
