@@ -443,7 +443,7 @@ pub enum PlanThread {
     /// planner thread from then on (and inline again should they fall
     /// below it). The plan's cost grows with the textures it fits (on one
     /// core of a 2-core CI machine, `mipstream bench-planner` at 10,000
-    /// objects: p50 0.14 ms at 1,000 textures, 0.20 ms at 2,048, 0.25 ms
+    /// objects: p50 0.16 ms at 1,000 textures, 0.20 ms at 2,048, 0.25 ms
     /// at 4,096, 0.44 ms at 10,000 with 100,000 objects); a scene that
     /// small keeps a plan made from its own frame, which is also what
     /// makes a small scene's runs repeat exactly from frame to frame.
