@@ -285,8 +285,9 @@ pub struct FrameStats {
     /// hands the commands over.
     pub submit_time: Duration,
     /// With the plan on the planner thread
-    /// ([`crate::StreamerOptions::plan_thread`]), that thread's time on the plan finished for this frame (zero otherwise,
-    /// and on a frame that carried out the last plan again).
+    /// ([`crate::StreamerOptions::plan_thread`]), that thread's time on the
+    /// plan finished for this frame (zero otherwise, and on a frame that
+    /// carried out the last plan again).
     pub plan_worker_time: Duration,
     /// Updates since the inputs of the plan this frame carried out were
     /// taken: 0 for a plan made inside `update`; on the planner thread
