@@ -102,7 +102,7 @@ pub struct StreamerOptions {
     /// a thread of the streamer's own, where each `update` carries out the
     /// plan made from the previous frame's views and hands this frame's to
     /// the planner thread, so the render thread does not spend the plan's
-    /// time (a p50 of 0.5-0.9 ms inside `update` at 10,000 textures and
+    /// time (a p50 of 0.47-0.92 ms inside `update` at 10,000 textures and
     /// 100,000 objects on lavapipe, `mipstream bench-update`). It never waits for the planner: while a plan is still
     /// running the frame carries out the last one again
     /// ([`crate::streamer::FrameStats::plan_age`]). The budget is kept
