@@ -9,7 +9,9 @@ mod common;
 use glam::{UVec2, Vec3};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::mesh::{write_mesh, LodData, MeshFile, Vertex};
-use mipstream::streamer::{BelowReason, MeshEvent, MeshStorage, ResidencyState, StreamerError};
+use mipstream::streamer::{
+    BelowReason, MeshEvent, MeshStorage, PreparedMesh, ResidencyState, StreamerError,
+};
 use mipstream::{
     Budget, ByteSource, MemorySource, MeshDesc, ObjectDesc, Streamer, StreamerOptions, View,
 };
@@ -322,6 +324,98 @@ fn broken_mesh_files_are_typed_errors_and_register_nothing() {
     assert_eq!(s.report().totals.mesh, 0);
     assert!(s.mesh_ids().is_empty());
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn meshes_prepared_on_other_threads_register_without_reading_and_stream_like_the_rest() {
+    // four meshes prepared on four threads while the render thread updates
+    let mut s = streamer(64 << 20);
+    let sources: Vec<Arc<MemorySource>> = (0..4)
+        .map(|i| Arc::new(MemorySource::new(format!("grid{i}.msmesh"), grid_lods())))
+        .collect();
+    let threads: Vec<_> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, src)| {
+            let src: Arc<dyn ByteSource> = src.clone();
+            std::thread::spawn(move || {
+                let file = MeshFile::open(src).unwrap();
+                let desc = MeshDesc::new(file);
+                PreparedMesh::prepare(if i == 2 {
+                    desc.with_label("third")
+                } else {
+                    desc
+                })
+            })
+        })
+        .collect();
+    s.update(&[camera(40.0)]);
+    let mut ids = Vec::new();
+    for (i, t) in threads.into_iter().enumerate() {
+        let prepared = t.join().unwrap().unwrap();
+        let label = if i == 2 {
+            "third".to_string()
+        } else {
+            format!("grid{i}.msmesh")
+        };
+        assert_eq!(prepared.label(), label);
+        // registering reads nothing: the coarsest LOD came with it
+        let read = sources[i].bytes_read();
+        let id = s.register_prepared_mesh(prepared).unwrap();
+        assert_eq!(sources[i].bytes_read(), read, "mesh {i} was read again");
+        let b = s.mesh_buffers(id).unwrap();
+        assert_eq!(b.lod, 4, "drawable at its coarsest LOD at once");
+        let x = i as f32 * 1.2 - 1.8;
+        s.register_object(
+            ObjectDesc::aabb(Vec3::new(x - 0.5, -0.5, -0.5), Vec3::new(x + 0.5, 0.5, 0.5))
+                .with_mesh(id, 1.0),
+        )
+        .unwrap();
+        ids.push(id);
+    }
+    assert_eq!(s.mesh_ids(), ids, "registered in call order");
+    s.check_invariants().unwrap();
+    // the same scene registered the plain way settles to the same LODs
+    let mut plain = streamer(64 << 20);
+    for i in 0..4 {
+        let id = plain.register_mesh(MeshDesc::new(grid_file())).unwrap();
+        let x = i as f32 * 1.2 - 1.8;
+        plain
+            .register_object(
+                ObjectDesc::aabb(Vec3::new(x - 0.5, -0.5, -0.5), Vec3::new(x + 0.5, 0.5, 0.5))
+                    .with_mesh(id, 1.0),
+            )
+            .unwrap();
+    }
+    let near = camera(3.0);
+    settle(&mut s, &near);
+    settle(&mut plain, &near);
+    let lods = |s: &Streamer| {
+        let r = s.report();
+        (
+            r.meshes.iter().map(|m| m.resident).collect::<Vec<_>>(),
+            r.totals.mesh,
+        )
+    };
+    let (resident, bytes) = lods(&s);
+    assert!(
+        resident.iter().any(|&l| l < 4),
+        "{resident:?}: nothing grew"
+    );
+    assert_eq!((resident, bytes), lods(&plain));
+    // a broken coarsest LOD fails on the preparing thread, with
+    // register_mesh's error, and the streamer never hears of it
+    let mut bytes = grid_lods();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+    let file = MeshFile::open(Arc::new(MemorySource::new("bad-index.msmesh", bytes))).unwrap();
+    let e = std::thread::spawn(move || PreparedMesh::prepare(MeshDesc::new(file)))
+        .join()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, StreamerError::MeshBase { .. }), "{e}");
+    assert!(e.to_string().contains("bad-index.msmesh"), "{e}");
+    assert_eq!(s.mesh_ids(), ids);
 }
 
 #[test]

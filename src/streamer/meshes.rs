@@ -18,7 +18,7 @@ use crate::ids::MeshId;
 use crate::mesh::{LodInfo, MeshFile, MeshLod};
 use crate::plan::{MeshPlan, MeshResident, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
-use crate::streamer::{MeshDesc, MeshStorage};
+use crate::streamer::{MeshDesc, MeshStorage, PreparedMesh};
 use crate::worker::{LoadKey, MeshLoadError, MeshLoadRequest, MeshLoadResult};
 
 /// One registered mesh.
@@ -144,16 +144,24 @@ impl Streamer {
     /// something to draw. Finer LODs stream in as objects showing the mesh
     /// come near.
     pub fn register_mesh(&mut self, desc: MeshDesc) -> Result<MeshId, StreamerError> {
+        self.register_prepared_mesh(PreparedMesh::prepare(desc)?)
+    }
+
+    /// Registers a mesh whose coarsest LOD was read on another thread
+    /// ([`PreparedMesh::prepare`]): builds its buffers (or, with
+    /// [`MeshStorage::Engine`], hands the LOD over) with no file access, and
+    /// is otherwise [`register_mesh`](Self::register_mesh). Prepared meshes
+    /// register in the order this is called.
+    pub fn register_prepared_mesh(
+        &mut self,
+        prepared: PreparedMesh,
+    ) -> Result<MeshId, StreamerError> {
+        let PreparedMesh {
+            desc,
+            label,
+            base: data,
+        } = prepared;
         let info = desc.file.info().clone();
-        let label = desc.label.clone().unwrap_or_else(|| info.name.clone());
-        let coarsest = info.lods.len().saturating_sub(1) as u32;
-        let data = desc
-            .file
-            .read_lod(coarsest)
-            .map_err(|source| StreamerError::MeshBase {
-                label: label.clone(),
-                source,
-            })?;
         let base = match self.make_mesh(&label, &data) {
             Ok(b) => b,
             Err(e) => {

@@ -37,7 +37,9 @@
 //!   it takes `&mut self`, so one thread at a time drives it (an engine can
 //!   keep it in a resource that must be `Sync`, as Bevy's are). [`TexturePreparer`] (`Send + Sync`) reads a
 //!   texture's tail on any thread; [`Streamer::register_prepared`] then
-//!   registers it without file access, in call order;
+//!   registers it without file access, in call order ([`PreparedMesh`] and
+//!   [`Streamer::register_prepared_mesh`] do the same for a mesh's coarsest
+//!   LOD);
 //! - **sampling**: [`Streamer::texture_view`] shows the resident levels only
 //!   (its mip 0 is the finest resident level), so `textureDimensions`,
 //!   `textureLoad` and explicit-LOD sampling address the resident texture;
@@ -50,6 +52,7 @@
 //! send_sync::<mipstream::Streamer>();
 //! send_sync::<mipstream::streamer::TexturePreparer>();
 //! send_sync::<mipstream::streamer::PreparedTexture>();
+//! send_sync::<mipstream::streamer::PreparedMesh>();
 //! send_sync::<mipstream::TextureFile>();
 //! send_sync::<mipstream::mesh::MeshFile>();
 //! ```
@@ -112,7 +115,7 @@ pub use options::{
     Budget, MeshDesc, MeshStorage, ObjectDesc, PlanThread, SettingsError, StreamerOptions,
     TextureDesc,
 };
-pub use prepare::{PreparedTexture, TexturePreparer};
+pub use prepare::{PreparedMesh, PreparedTexture, TexturePreparer};
 pub use report::{
     BelowReason, FrameStats, InvariantViolation, LossSource, MeshReport, OomEvent, ResidencyReport,
     ResidencyState, TextureReport, Totals,

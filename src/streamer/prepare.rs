@@ -1,13 +1,16 @@
 //! Registration off the render thread: a texture's tail read and transcoded
 //! on any thread ([`TexturePreparer`]), then registered without file access
-//! ([`Streamer::register_prepared`]).
+//! ([`Streamer::register_prepared`]); a mesh's coarsest LOD read on any
+//! thread ([`PreparedMesh::prepare`]), then registered without file access
+//! ([`Streamer::register_prepared_mesh`]).
 
 use super::textures::Geometry;
-use super::{Streamer, StreamerError, TextureDesc, TextureId};
+use super::{MeshDesc, Streamer, StreamerError, TextureDesc, TextureId};
 use crate::container::mip_extent;
 use crate::format::TargetFormat;
 use crate::kinds::Tier;
 use crate::loss::{CompactFormat, TextureLoss};
+use crate::mesh::MeshLod;
 use crate::plan::{PlanLoss, PlanTexture};
 use crate::transcode::{self, LevelImage, TargetChoice, TranscodeOptions};
 use crate::worker::LoadError;
@@ -41,6 +44,45 @@ pub struct PreparedTexture {
 
 impl PreparedTexture {
     /// Its label (the file name unless the descriptor gave one).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+/// A mesh whose coarsest LOD has been read (and its indices checked), ready
+/// for [`Streamer::register_prepared_mesh`]: the mesh half of
+/// [`TexturePreparer`]. Reading a LOD does not depend on the device, so
+/// there is no preparer to make: an asset thread calls
+/// [`prepare`](Self::prepare) with the mesh's [`MeshDesc`] and sends the
+/// result (`Send + Sync`) to the thread that drives the streamer.
+#[derive(Debug)]
+pub struct PreparedMesh {
+    pub(super) desc: MeshDesc,
+    pub(super) label: String,
+    pub(super) base: MeshLod,
+}
+
+impl PreparedMesh {
+    /// Reads `desc`'s coarsest LOD on this thread (blocking: a file read
+    /// and a pass over its indices). A read that fails, or indices that
+    /// point outside the LOD's vertices, are
+    /// [`StreamerError::MeshBase`], the error
+    /// [`Streamer::register_mesh`] gives for the same file.
+    pub fn prepare(desc: MeshDesc) -> Result<Self, StreamerError> {
+        let info = desc.file.info();
+        let label = desc.label.clone().unwrap_or_else(|| info.name.clone());
+        let coarsest = info.lods.len().saturating_sub(1) as u32;
+        let base = desc
+            .file
+            .read_lod(coarsest)
+            .map_err(|source| StreamerError::MeshBase {
+                label: label.clone(),
+                source,
+            })?;
+        Ok(Self { desc, label, base })
+    }
+
+    /// Its label (the file's name unless the descriptor gave one).
     pub fn label(&self) -> &str {
         &self.label
     }
