@@ -17,7 +17,8 @@
 //!                        scene's size (below 1 it binds)
 //!   --upload-cap-mb MB   upload bytes per frame (default 2)
 //!   --size WxH           window or image size (default 1600x900)
-//!   --path               play the scripted camera path (loops)
+//!   --path               play the camera path (loops; a glTF scene's own animated
+//!                        camera where it has one)
 //!   --at SECONDS         start where the camera path is at this time
 //!   --mode normal|heatmap|split-unreal|split-unity|split-full|error
 //!                        split-*: mipstream on the left, an engine's rule (or

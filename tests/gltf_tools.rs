@@ -471,3 +471,110 @@ fn ktx2_images_that_cannot_stream_are_cooked_again_into_chains() {
         }
     }
 }
+
+/// A quad seen by an animated camera under an animated parent ("Rig" moves
+/// from x 0 to 1 over 2 s, "Cam" below it at (0.5, 0.5, 4) turns a quarter
+/// about y), an orthographic camera and a still one.
+fn animated_camera_gltf() -> String {
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let mut bin = floats([0., 0., 0., 1., 0., 0., 1., 1., 0., 0., 1., 0.]);
+    bin.extend([0u16, 1, 2, 0, 2, 3].iter().flat_map(|i| i.to_le_bytes()));
+    bin.extend([0, 0, 0, 0]);
+    bin.extend(floats([0., 1., 2.]));
+    bin.extend(floats([0., 0., 0., 0.5, 0., 0., 1., 0., 0.]));
+    bin.extend(floats([0., 2.]));
+    bin.extend(floats([0., 0., 0., 1., 0., s, 0., s]));
+    assert_eq!(bin.len(), 152);
+    let body = r#""bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":48},{"buffer":0,"byteOffset":48,"byteLength":12},
+        {"buffer":0,"byteOffset":64,"byteLength":12},{"buffer":0,"byteOffset":76,"byteLength":36},
+        {"buffer":0,"byteOffset":112,"byteLength":8},{"buffer":0,"byteOffset":120,"byteLength":32}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":4,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},
+                     {"bufferView":1,"componentType":5123,"count":6,"type":"SCALAR"},
+                     {"bufferView":2,"componentType":5126,"count":3,"type":"SCALAR","min":[0],"max":[2]},
+                     {"bufferView":3,"componentType":5126,"count":3,"type":"VEC3"},
+                     {"bufferView":4,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[2]},
+                     {"bufferView":5,"componentType":5126,"count":2,"type":"VEC4"}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0},"indices":1}]}],
+        "cameras":[{"type":"perspective","perspective":{"yfov":0.7,"znear":0.05}},
+                   {"type":"orthographic","orthographic":{"xmag":1,"ymag":1,"znear":0.01,"zfar":10}}],
+        "nodes":[{"mesh":0},{"name":"Rig","children":[2]},{"name":"Cam","camera":0,"translation":[0.5,0.5,4]},
+                 {"name":"Top","camera":1,"translation":[0,5,0]},{"name":"Still","camera":0,"translation":[0.5,0.5,3]}],
+        "animations":[{"name":"Fly","samplers":[{"input":2,"output":3,"interpolation":"LINEAR"},{"input":4,"output":5}],
+                       "channels":[{"sampler":0,"target":{"node":1,"path":"translation"}},{"sampler":1,"target":{"node":2,"path":"rotation"}}]}],
+        "scenes":[{"nodes":[0,1,3,4]}],"scene":0"#;
+    gltf_text(&bin, body)
+}
+
+#[test]
+fn a_scenes_animated_camera_is_cooked_and_becomes_the_benchmarks_path() {
+    use mipstream::demo::scene::Segment;
+    use mipstream::demo::source::scene_path;
+    use mipstream::mesh::scene_file::SceneFile;
+    let dir = common::output_dir().join("gltf-tools");
+    let out = dir.join("camera");
+    let cooked = cook(
+        &write("camera.gltf", &animated_camera_gltf()),
+        &out,
+        &fast(),
+    )
+    .unwrap();
+    assert!(
+        cooked
+            .warnings
+            .iter()
+            .any(|w| w.contains("Top") && w.contains("orthographic")),
+        "{:?}",
+        cooked.warnings
+    );
+    let cams = &cooked.scene.cameras;
+    let names: Vec<&str> = cams.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["Cam", "Still"]);
+    let (cam, still) = (&cams[0], &cams[1]);
+    assert_eq!(cam.animation.as_deref(), Some("Fly"));
+    assert_eq!((cam.yfov, cam.znear, cam.zfar), (0.7, 0.05, None));
+    // 30 keys a second over the 2 s the animation spans
+    assert_eq!(cam.keys.len(), 61);
+    assert_eq!((cam.keys[0].time, cam.keys[60].time), (0.0, 2.0));
+    // halfway: the rig half way along x, the camera turned an eighth
+    let k = cam.keys[30];
+    assert!((k.time - 1.0).abs() < 1e-6);
+    assert!(
+        Vec3::from(k.eye).distance(Vec3::new(1.0, 0.5, 4.0)) < 1e-5,
+        "{k:?}"
+    );
+    let eighth = Vec3::new(-1.0, 0.0, -1.0).normalize();
+    assert!(Vec3::from(k.forward).distance(eighth) < 1e-5, "{k:?}");
+    assert!(Vec3::from(k.up).distance(Vec3::Y) < 1e-5, "{k:?}");
+    assert_eq!(still.animation, None);
+    assert_eq!(still.keys.len(), 1);
+    assert_eq!(still.keys[0].eye, [0.5, 0.5, 3.0]);
+    // the file keeps them
+    let file = SceneFile::load(&cooked.scene_path).unwrap();
+    assert_eq!(file, cooked.scene);
+    // the path follows the animated camera, with its field of view
+    let path = scene_path(&file);
+    assert!(
+        path.describe().contains("camera Cam along Fly"),
+        "{}",
+        path.describe()
+    );
+    assert_eq!((path.cut_at, path.duration), (2.0, 2.5));
+    let p = path.at(1.0);
+    assert_eq!(p.segment, Segment::Track);
+    assert!(p.eye.distance(Vec3::new(1.0, 0.5, 4.0)) < 1e-4, "{p:?}");
+    let v = path.view(0.0, SIZE);
+    assert_eq!(v.fov_y, 0.7);
+    let centre = v.view_proj.project_point3(Vec3::new(0.5, 0.5, 0.0));
+    assert!(
+        centre.truncate().length() < 1e-4,
+        "the quad in the middle: {centre}"
+    );
+    assert_eq!(path.at(2.2).segment, Segment::AfterCut);
+    // a camera whose field of view is nonsense is refused on reading
+    let mut bad = file.clone();
+    bad.cameras[0].yfov = 0.0;
+    let bad_path = dir.join("camera-bad.json");
+    bad.save(&bad_path).unwrap();
+    let e = SceneFile::load(&bad_path).unwrap_err().to_string();
+    assert!(e.contains("camera Cam"), "{e}");
+}

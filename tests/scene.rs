@@ -122,7 +122,7 @@ fn the_path_at_a_quarter_budget_keeps_every_promise() {
     let mut rig = Rig::with_fraction_sized(0.25, PATH_SIZE);
     let budget = rig.streamer.budget_bytes();
     let cap = rig.streamer.options().upload_bytes_per_frame;
-    let path = scene().path;
+    let path = scene().path.clone();
     let frames = 200;
     let (mut max_upload, mut peak, mut rebinds) = (0u64, 0u64, 0u32);
     for f in 0..frames {
@@ -321,7 +321,7 @@ fn a_budget_drop_evicts_within_two_frames_and_recovers() {
 #[test]
 fn out_of_memory_mid_path_degrades_and_recovers() {
     let mut rig = Rig::with_fraction(0.25);
-    let path = scene().path;
+    let path = scene().path.clone();
     let view_at = |f: u32| path.view(8.0 + f as f32 * 0.02, SIZE);
     for f in 0..20 {
         rig.streamer.update(&[view_at(f)]);
@@ -392,7 +392,7 @@ fn held(rig: &Rig) -> Vec<(u32, mipstream::Tier)> {
 /// one, at a budget that binds.
 #[test]
 fn settle_canonical_forgets_the_flight() {
-    let path = scene().path;
+    let path = scene().path.clone();
     let view = path.view(9.0, PATH_SIZE);
     // the budget binds: half of what the view wants
     let mut probe = Rig::sized(StreamerOptions::default(), PATH_SIZE);
@@ -463,7 +463,7 @@ fn settle_canonical_forgets_the_flight() {
 /// frames.)
 #[test]
 fn at_rest_at_a_binding_budget_nothing_moves() {
-    let path = scene().path;
+    let path = scene().path.clone();
     let mut rig = Rig::sized(StreamerOptions::default(), PATH_SIZE);
     let tails = rig.streamer.report().tail_bytes;
     let rest = StreamerOptions::default().planner.min_residency_frames + 10;

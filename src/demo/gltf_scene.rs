@@ -112,6 +112,10 @@ fn units_per_uv(file: &MeshFile) -> Result<f32, MeshError> {
     })
 }
 
+/// Bumped when `cook-gltf` writes more into `scene.json` (2: the cameras),
+/// so a cache cooked before is cooked again.
+const SCENE_REVISION: u32 = 2;
+
 /// The `scene.json` to stream for `path`: a `.json` is taken as cooked; a
 /// `.gltf`/`.glb` is cooked into `cache_dir/gltf-<name>/` unless a cooked
 /// copy newer than the source is there (`progress` sees the cook's stages).
@@ -129,7 +133,10 @@ pub fn cooked_scene(
     let stem = path
         .file_stem()
         .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned());
-    let out = cache_dir.join(format!("gltf-{stem}-c{}", crate::cook::COOK_VERSION));
+    let out = cache_dir.join(format!(
+        "gltf-{stem}-c{}-s{SCENE_REVISION}",
+        crate::cook::COOK_VERSION
+    ));
     let json = out.join("scene.json");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let fresh = matches!((modified(&json), modified(path)), (Some(c), Some(s)) if c >= s);

@@ -4,9 +4,9 @@
 //! camera path each comes with.
 
 use super::gltf_scene::{cooked_scene, SceneLoadError};
-use super::scene::{BuiltinScene, CameraPath, SceneError};
+use super::scene::{BuiltinScene, CameraPath, CameraTrack, SceneError, TrackKey};
 use crate::cook::gltf::{GltfCookError, GltfProgress};
-use crate::mesh::scene_file::SceneFile;
+use crate::mesh::scene_file::{CameraKey, SceneFile};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,9 @@ pub enum SourceError {
 pub enum PreparedScene {
     /// Boxes wearing textures, with the built-in path.
     Boxes(BuiltinScene),
-    /// A cooked scene's `scene.json` and the path around its bounds.
+    /// A cooked scene's `scene.json` and its path: along its own camera
+    /// when it has one that moves (or several still ones), else around its
+    /// bounds ([`scene_path`]).
     Meshes {
         /// The cooked scene file.
         json: PathBuf,
@@ -64,8 +66,8 @@ impl PreparedScene {
     /// The camera path that comes with it.
     pub fn path(&self) -> CameraPath {
         match self {
-            PreparedScene::Boxes(s) => s.path,
-            PreparedScene::Meshes { path, .. } => *path,
+            PreparedScene::Boxes(s) => s.path.clone(),
+            PreparedScene::Meshes { path, .. } => path.clone(),
         }
     }
 }
@@ -159,14 +161,66 @@ impl SceneSource {
                     progress(c.stage, c.done, c.total)
                 })?;
                 let file = SceneFile::load(&json).map_err(SceneLoadError::from)?;
-                let [lo, hi] = file.bounds.map(Vec3::from);
                 PreparedScene::Meshes {
                     json,
-                    path: CameraPath::around((lo + hi) * 0.5, (hi - lo).length() * 0.5),
+                    path: scene_path(&file),
                 }
             }
         })
     }
+}
+
+/// Seconds between two still cameras on a tour of them.
+const TOUR_STEP_S: f32 = 4.0;
+
+/// A cooked scene's camera path: along its first camera that an animation
+/// moves; else, with two or more still cameras, a tour from each to the
+/// next ([`TOUR_STEP_S`] apart, the first camera's field of view); else
+/// (none, or one still camera) around its bounds. The far plane is the
+/// camera's, or far enough for the whole scene from every key.
+pub fn scene_path(file: &SceneFile) -> CameraPath {
+    let [lo, hi] = file.bounds.map(Vec3::from);
+    let (center, radius) = ((lo + hi) * 0.5, ((hi - lo).length() * 0.5).max(1e-3));
+    let key = |k: &CameraKey, time: f32| TrackKey {
+        time,
+        eye: Vec3::from(k.eye),
+        forward: Vec3::from(k.forward),
+        up: Vec3::from(k.up),
+    };
+    let (name, first, keys) = if let Some(c) = file.cameras.iter().find(|c| c.keys.len() > 1) {
+        let name = format!(
+            "camera {} along {}",
+            c.name,
+            c.animation.as_deref().unwrap_or("its animation")
+        );
+        (name, c, c.keys.iter().map(|k| key(k, k.time)).collect())
+    } else if file.cameras.len() > 1 {
+        let names: Vec<&str> = file.cameras.iter().map(|c| c.name.as_str()).collect();
+        let keys: Vec<TrackKey> = file
+            .cameras
+            .iter()
+            .enumerate()
+            .map(|(i, c)| key(&c.keys[0], i as f32 * TOUR_STEP_S))
+            .collect();
+        (
+            format!("a tour of cameras {}", names.join(", ")),
+            &file.cameras[0],
+            keys,
+        )
+    } else {
+        return CameraPath::around(center, radius);
+    };
+    let reach = keys
+        .iter()
+        .map(|k: &TrackKey| k.eye.distance(center) + radius)
+        .fold(0.0f32, f32::max);
+    CameraPath::along(CameraTrack {
+        name,
+        yfov: first.yfov,
+        near: first.znear,
+        far: first.zfar.unwrap_or(reach * 2.0).max(first.znear * 2.0),
+        keys,
+    })
 }
 
 #[cfg(test)]
@@ -205,5 +259,59 @@ mod tests {
             SceneSource::Gltf(PathBuf::from("cooked/lamp/scene.json")).name(),
             "lamp"
         );
+    }
+
+    #[test]
+    fn still_cameras_make_a_tour_and_one_alone_leaves_the_orbit() {
+        use crate::mesh::scene_file::{SceneCamera, FORMAT, VERSION};
+        let still = |name: &str, x: f32| SceneCamera {
+            name: name.into(),
+            yfov: 0.9,
+            znear: 0.1,
+            zfar: None,
+            animation: None,
+            keys: vec![CameraKey {
+                time: 0.0,
+                eye: [x, 1.0, 0.0],
+                forward: [0.0, 0.0, -1.0],
+                up: [0.0, 1.0, 0.0],
+            }],
+        };
+        let mut file = SceneFile {
+            format: FORMAT.into(),
+            version: VERSION,
+            source: "s.gltf".into(),
+            meshes: Vec::new(),
+            materials: Vec::new(),
+            instances: Vec::new(),
+            bounds: [[-10.0; 3], [10.0; 3]],
+            cameras: vec![still("A", 0.0), still("B", 8.0), still("C", 8.0)],
+        };
+        let tour = scene_path(&file);
+        assert!(
+            tour.describe().contains("a tour of cameras A, B, C"),
+            "{}",
+            tour.describe()
+        );
+        assert_eq!(
+            (tour.cut_at, tour.duration),
+            (2.0 * TOUR_STEP_S, 2.5 * TOUR_STEP_S)
+        );
+        let half = tour.at(TOUR_STEP_S * 0.5);
+        assert_eq!(half.eye, Vec3::new(4.0, 1.0, 0.0));
+        assert_eq!(
+            tour.at(TOUR_STEP_S * 1.5).velocity,
+            Vec3::ZERO,
+            "B to C stands still"
+        );
+        // the far plane reaches the whole scene from every key
+        let track = tour.track.as_ref().unwrap();
+        assert!(track.far >= 8.0 + 10.0 * 3f32.sqrt(), "{}", track.far);
+        file.cameras.truncate(1);
+        let orbit = scene_path(&file);
+        assert!(orbit.track.is_none());
+        let (centre, radius) = orbit.object.unwrap();
+        assert_eq!(centre, Vec3::ZERO);
+        assert!((radius - 10.0 * 3f32.sqrt()).abs() < 1e-4, "{radius}");
     }
 }

@@ -1,7 +1,9 @@
 //! The scene file `mipstream cook-gltf` writes (`scene.json`): meshes (one
 //! `.msmesh` per glTF primitive, with its LOD triangle counts and errors),
 //! materials (KTX2 textures per slot and the glTF factors) and instances
-//! (a mesh and its world transform). Paths are relative to the file.
+//! (a mesh and its world transform), and the cameras of the glTF's default
+//! scene (their world poses, sampled along the animation that moves them).
+//! Paths are relative to the file.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -29,6 +31,42 @@ pub struct SceneFile {
     pub instances: Vec<SceneInstance>,
     /// Bounds of every instance, world units: min, max.
     pub bounds: [[f32; 3]; 2],
+    /// The default scene's perspective cameras (none in files from before
+    /// cameras were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cameras: Vec<SceneCamera>,
+}
+
+/// A glTF camera node of the default scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SceneCamera {
+    /// The node's name (`#index` without one).
+    pub name: String,
+    /// Vertical field of view, radians.
+    pub yfov: f32,
+    /// Near plane, world units.
+    pub znear: f32,
+    /// Far plane, world units (none: infinite).
+    pub zfar: Option<f32>,
+    /// The animation that moves it (its name, or `#index`), if one does.
+    pub animation: Option<String>,
+    /// Its world pose: one key for a still camera; for an animated one,
+    /// keys at even steps over the animation (seconds from its first key,
+    /// ascending).
+    pub keys: Vec<CameraKey>,
+}
+
+/// A camera's world pose at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CameraKey {
+    /// Seconds from the animation's start (0 for a still camera).
+    pub time: f32,
+    /// The eye.
+    pub eye: [f32; 3],
+    /// Where it looks (unit length; the node's -Z).
+    pub forward: [f32; 3],
+    /// Its up (unit length; the node's +Y).
+    pub up: [f32; 3],
 }
 
 /// A mesh primitive's LOD chain.
@@ -153,6 +191,28 @@ impl SceneFile {
             .find(|i| i.mesh >= scene.meshes.len())
         {
             return Err(invalid(format!("instance {} has mesh {}", i.node, i.mesh)));
+        }
+        for c in &scene.cameras {
+            let finite = |v: &[f32; 3]| v.iter().all(|x| x.is_finite());
+            let unit = |v: &[f32; 3]| {
+                finite(v) && (v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-3
+            };
+            let ordered = c.keys.windows(2).all(|w| w[0].time < w[1].time);
+            let fov = c.yfov.is_finite() && c.yfov > 0.0 && c.yfov < std::f32::consts::PI;
+            let planes = c.znear.is_finite()
+                && c.znear > 0.0
+                && c.zfar.is_none_or(|f| f.is_finite() && f > c.znear);
+            let keys = !c.keys.is_empty()
+                && ordered
+                && c.keys.iter().all(|k| {
+                    k.time.is_finite() && finite(&k.eye) && unit(&k.forward) && unit(&k.up)
+                });
+            if !(fov && planes && keys) {
+                return Err(invalid(format!(
+                    "camera {}: its field of view, planes or keys are out of range",
+                    c.name
+                )));
+            }
         }
         Ok(scene)
     }

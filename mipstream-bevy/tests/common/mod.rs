@@ -377,6 +377,7 @@ pub fn grid_scene(
         materials: vec![material],
         instances,
         bounds: [[-100.0; 3], [100.0; 3]],
+        cameras: Vec::new(),
     };
     let path = dir.join("scene.json");
     scene.save(&path).unwrap();

@@ -98,5 +98,18 @@ pub(crate) fn run(args: CookGltfArgs) -> Result<(), String> {
             chain.join(", ")
         );
     }
+    for c in &s.cameras {
+        let moved = match (&c.animation, c.keys.last()) {
+            (Some(a), Some(k)) if c.keys.len() > 1 => {
+                format!("moved by animation {a} over {:.2} s", k.time)
+            }
+            _ => "still".into(),
+        };
+        println!(
+            "camera {}: {moved}, {:.0} degree vertical field of view",
+            c.name,
+            c.yfov.to_degrees()
+        );
+    }
     Ok(())
 }

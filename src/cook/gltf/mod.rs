@@ -5,7 +5,9 @@
 //! the colour space its slot needs (base colour and emissive sRGB; normal
 //! maps as normal maps; metallic-roughness and occlusion linear; an image
 //! used in two kinds of slot is cooked once per kind), and `scene.json`
-//! ([`crate::mesh::scene_file`]) ties them together with the node transforms.
+//! ([`crate::mesh::scene_file`]) ties them together with the node transforms
+//! and the default scene's cameras (`cameras.rs`: their world poses along the
+//! animation that moves them).
 //!
 //! Images may be PNG or JPEG (files, buffer views or data URIs), or KTX2
 //! through `KHR_texture_basisu` (copied as they are; the `gltf` crate has no
@@ -16,6 +18,7 @@
 
 mod attributes;
 mod buffers;
+mod cameras;
 mod import;
 mod scene;
 
@@ -221,6 +224,7 @@ pub fn cook_gltf(
         });
     }
     let (instances, bounds) = scene::instances(&document, &primitives, &mut warnings);
+    let cameras = cameras::cameras(&document, &buffers, &mut warnings);
     let scene = SceneFile {
         format: crate::mesh::scene_file::FORMAT.into(),
         version: crate::mesh::scene_file::VERSION,
@@ -231,6 +235,7 @@ pub fn cook_gltf(
         materials,
         instances,
         bounds,
+        cameras,
     };
     let scene_path = out_dir.join("scene.json");
     scene.save(&scene_path).map_err(|e| GltfCookError::Output {

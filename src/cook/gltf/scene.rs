@@ -63,6 +63,45 @@ pub(super) fn default_material() -> SceneMaterial {
     }
 }
 
+/// A node's name, `#index` without one.
+pub(super) fn node_name(node: &gltf::Node<'_>) -> String {
+    node.name()
+        .map_or_else(|| format!("#{}", node.index()), str::to_owned)
+}
+
+/// Calls `visit` with every node of the default scene (or the first, or
+/// every node when there is none), its world transform at rest and the
+/// indices of its ancestors, root first, itself last.
+pub(super) fn walk<'a>(
+    document: &'a gltf::Document,
+    warnings: &mut Vec<String>,
+    mut visit: impl FnMut(&gltf::Node<'a>, Mat4, &[usize]),
+) {
+    let roots: Vec<gltf::Node<'_>> = match document
+        .default_scene()
+        .or_else(|| document.scenes().next())
+    {
+        Some(s) => s.nodes().collect(),
+        None => document.nodes().collect(),
+    };
+    let mut stack: Vec<(gltf::Node<'_>, Mat4, Vec<usize>)> = roots
+        .into_iter()
+        .map(|n| (n, Mat4::IDENTITY, Vec::new()))
+        .collect();
+    while let Some((node, parent, mut chain)) = stack.pop() {
+        if chain.len() > 64 {
+            warnings.push("node tree deeper than 64 levels (a cycle?): cut".into());
+            continue;
+        }
+        let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+        chain.push(node.index());
+        visit(&node, world, &chain);
+        for child in node.children() {
+            stack.push((child, world, chain.clone()));
+        }
+    }
+}
+
 /// One instance per node showing a primitive in the default scene (or the
 /// first, or every node when there is none), with its world transform; and
 /// the world bounds of them all (zero when there are none).
@@ -77,21 +116,7 @@ pub(super) fn instances(
     }
     let mut instances = Vec::new();
     let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
-    let roots: Vec<gltf::Node<'_>> = match document
-        .default_scene()
-        .or_else(|| document.scenes().next())
-    {
-        Some(s) => s.nodes().collect(),
-        None => document.nodes().collect(),
-    };
-    let mut stack: Vec<(gltf::Node<'_>, Mat4, usize)> =
-        roots.into_iter().map(|n| (n, Mat4::IDENTITY, 0)).collect();
-    while let Some((node, parent, depth)) = stack.pop() {
-        if depth > 64 {
-            warnings.push("node tree deeper than 64 levels (a cycle?): cut".into());
-            continue;
-        }
-        let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+    walk(document, warnings, |node, world, _| {
         if let Some(mesh) = node.mesh() {
             for &k in by_mesh.get(&mesh.index()).map_or(&[][..], |v| v) {
                 let (min, max) = mesh_bounds(&primitives[k].2.vertices);
@@ -107,17 +132,12 @@ pub(super) fn instances(
                 }
                 instances.push(SceneInstance {
                     mesh: k,
-                    node: node
-                        .name()
-                        .map_or_else(|| format!("#{}", node.index()), str::to_owned),
+                    node: node_name(node),
                     transform: world.to_cols_array(),
                 });
             }
         }
-        for child in node.children() {
-            stack.push((child, world, depth + 1));
-        }
-    }
+    });
     if instances.is_empty() {
         (lo, hi) = (Vec3::ZERO, Vec3::ZERO);
     }

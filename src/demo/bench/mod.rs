@@ -421,6 +421,8 @@ pub struct BenchResult {
     pub working_set_bytes: u64,
     /// Frame index of the hard cut.
     pub cut_frame: usize,
+    /// The camera path ([`crate::demo::scene::CameraPath::describe`]).
+    pub camera_path: String,
     /// Every strategy run, in [`Strategy::ALL`] order.
     pub strategies: Vec<StrategyResult>,
     /// The error model the `mipstream` strategy planned with.
@@ -574,6 +576,7 @@ pub fn run(
         full_residency_bytes: full,
         working_set_bytes: working_set,
         cut_frame: ctx.cut_frame,
+        camera_path: path.describe(),
         strategies,
         sweep,
         error_model: opts.error_model,

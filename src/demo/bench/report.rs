@@ -72,6 +72,7 @@ impl BenchResult {
             "full_residency_bytes": self.full_residency_bytes,
             "compared_frames": self.compared_frames(),
             "cut_frame": self.cut_frame,
+            "camera_path": self.camera_path,
             "strategies": strategies,
             "sweep": sweep,
         })
@@ -111,6 +112,7 @@ impl BenchResult {
             human_bytes(self.working_set_bytes),
             human_bytes(self.full_residency_bytes)
         );
+        out += &format!("camera path: {}\n", self.camera_path);
         out += &format!(
             "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13} {:>13}\n",
             "strategy",

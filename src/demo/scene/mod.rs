@@ -14,7 +14,7 @@ mod path;
 mod textures;
 
 pub use grid::grid_mesh;
-pub use path::{CameraPath, PathPoint, Segment};
+pub use path::{CameraPath, CameraTrack, PathPoint, Segment, TrackKey};
 
 use crate::streamer::{ObjectDesc, StreamerError, TextureDesc};
 use crate::{Streamer, TextureClass, TextureFile, TextureId};

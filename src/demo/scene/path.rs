@@ -1,7 +1,9 @@
-//! The scripted camera path: a fast fly, a slow walk, and a hard cut.
+//! The scripted camera path: a fast fly, a slow walk, and a hard cut; or,
+//! for a glTF scene with cameras, along its own camera and a cut back.
 
 use crate::plan::View;
 use glam::{UVec2, Vec3};
+use std::sync::Arc;
 
 /// Which part of the path a point is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +14,8 @@ pub enum Segment {
     SlowWalk,
     /// Just after a teleport to the far corner; the camera then stands still.
     AfterCut,
+    /// Along a scene's own camera ([`CameraPath::along`]).
+    Track,
 }
 
 /// A camera on the path.
@@ -27,13 +31,79 @@ pub struct PathPoint {
     pub segment: Segment,
 }
 
-/// The built-in scene's camera path, or the same three moves around one
-/// object ([`CameraPath::around`]).
+/// A camera's pose at a time on a [`CameraTrack`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrackKey {
+    /// Seconds from the track's start.
+    pub time: f32,
+    /// The eye.
+    pub eye: Vec3,
+    /// Where it looks (unit length).
+    pub forward: Vec3,
+    /// Its up (unit length).
+    pub up: Vec3,
+}
+
+/// A scene's own camera as a path: its keys, field of view and planes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CameraTrack {
+    /// What it follows, for reports (a camera and its animation, or a tour
+    /// of still cameras).
+    pub name: String,
+    /// Vertical field of view, radians.
+    pub yfov: f32,
+    /// Near plane.
+    pub near: f32,
+    /// Far plane.
+    pub far: f32,
+    /// At least two keys, times ascending from 0.
+    pub keys: Vec<TrackKey>,
+}
+
+impl CameraTrack {
+    /// Its length in seconds.
+    pub fn length(&self) -> f32 {
+        self.keys.last().map_or(0.0, |k| k.time)
+    }
+
+    /// The pose at `t` (clamped): eye and up interpolated linearly, the
+    /// view direction along the shorter arc, and the velocity of that span.
+    fn at(&self, t: f32) -> (TrackKey, Vec3) {
+        let n = self.keys.len();
+        let k = self.keys.partition_point(|k| k.time <= t).clamp(1, n - 1) - 1;
+        let (a, b) = (self.keys[k], self.keys[k + 1]);
+        let span = b.time - a.time;
+        let s = ((t - a.time) / span).clamp(0.0, 1.0);
+        let dir = |p: Vec3, q: Vec3| {
+            let v = p.lerp(q, s);
+            if v.length_squared() > 1e-6 {
+                v.normalize()
+            } else if s < 0.5 {
+                p
+            } else {
+                q
+            }
+        };
+        let key = TrackKey {
+            time: t,
+            eye: a.eye.lerp(b.eye, s),
+            forward: dir(a.forward, b.forward),
+            up: dir(a.up, b.up),
+        };
+        (key, (b.eye - a.eye) / span)
+    }
+}
+
+/// The built-in scene's camera path, the same three moves around one
+/// object ([`CameraPath::around`]), or a scene's own camera followed
+/// ([`CameraPath::along`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CameraPath {
     /// `Some((centre, radius))`: the moves around an object of that bounding
     /// sphere instead of over the built-in field.
     pub object: Option<(Vec3, f32)>,
+    /// `Some`: along this camera instead.
+    pub track: Option<Arc<CameraTrack>>,
     /// End of the fast fly, seconds.
     pub fly_end: f32,
     /// End of the walk, and time of the cut, seconds.
@@ -47,6 +117,7 @@ impl CameraPath {
     pub fn builtin() -> Self {
         Self {
             object: None,
+            track: None,
             fly_end: 5.0,
             cut_at: 15.0,
             duration: 20.0,
@@ -63,9 +134,58 @@ impl CameraPath {
         }
     }
 
+    /// Along `track` (at least two keys, its length above zero) from its
+    /// start to its end, then a cut back to its first key, held for a
+    /// quarter of its length (the cut the other paths end with).
+    pub fn along(track: CameraTrack) -> Self {
+        let length = track.length();
+        Self {
+            object: None,
+            fly_end: 0.0,
+            cut_at: length,
+            duration: length * 1.25,
+            track: Some(Arc::new(track)),
+        }
+    }
+
+    /// What the path follows, for reports.
+    pub fn describe(&self) -> String {
+        match (&self.track, self.object) {
+            (Some(t), _) => format!(
+                "{} ({:.1} s), then a cut back to its start",
+                t.name,
+                t.length()
+            ),
+            (None, Some(_)) => {
+                "around the scene's bounds (it has no camera to follow): an approach, an orbit, a cut"
+                    .into()
+            }
+            (None, None) => "the built-in path: a fast fly, a slow walk, a cut".into(),
+        }
+    }
+
     /// Where the camera is at time `t` (clamped to the path).
     pub fn at(&self, t: f32) -> PathPoint {
         let t = t.clamp(0.0, self.duration);
+        if let Some(track) = &self.track {
+            return if t < self.cut_at {
+                let (k, velocity) = track.at(t);
+                PathPoint {
+                    eye: k.eye,
+                    target: k.eye + k.forward,
+                    velocity,
+                    segment: Segment::Track,
+                }
+            } else {
+                let k = track.keys[0];
+                PathPoint {
+                    eye: k.eye,
+                    target: k.eye + k.forward,
+                    velocity: Vec3::ZERO,
+                    segment: Segment::AfterCut,
+                }
+            };
+        }
         if let Some((c, r)) = self.object {
             return self.around_at(t, c, r);
         }
@@ -146,23 +266,27 @@ impl CameraPath {
         }
     }
 
-    /// The view at time `t` for a viewport, with a 60 degree vertical field of view.
+    /// The view at time `t` for a viewport, with a 60 degree vertical field
+    /// of view (along a track: its camera's field of view, planes and up).
     pub fn view(&self, t: f32, viewport: UVec2) -> View {
         let p = self.at(t);
         let (near, far) = match self.object {
             Some((_, r)) => (r * 0.02, r * 200.0),
             None => (0.1, 1000.0),
         };
-        View::look_at(
-            p.eye,
-            p.target,
-            Vec3::Y,
-            60f32.to_radians(),
-            viewport,
-            near,
-            far,
-        )
-        .with_velocity(p.velocity)
+        let (up, fov, near, far) = match &self.track {
+            Some(track) => {
+                let t = t.clamp(0.0, self.duration);
+                let up = if t < self.cut_at {
+                    track.at(t).0.up
+                } else {
+                    track.keys[0].up
+                };
+                (up, track.yfov, track.near, track.far)
+            }
+            None => (Vec3::Y, 60f32.to_radians(), near, far),
+        };
+        View::look_at(p.eye, p.target, up, fov, viewport, near, far).with_velocity(p.velocity)
     }
 }
 
@@ -181,5 +305,54 @@ mod tests {
         let after = p.at(p.cut_at).eye;
         assert!(before.distance(after) > 100.0, "a hard cut");
         assert_eq!(p.at(p.cut_at).segment, Segment::AfterCut);
+    }
+
+    #[test]
+    fn a_track_is_followed_then_cut_back_to_its_start() {
+        let key = |time: f32, eye: Vec3, forward: Vec3| TrackKey {
+            time,
+            eye,
+            forward,
+            up: Vec3::Y,
+        };
+        let p = CameraPath::along(CameraTrack {
+            name: "walk".into(),
+            yfov: 0.8,
+            near: 0.05,
+            far: 500.0,
+            keys: vec![
+                key(0.0, Vec3::ZERO, Vec3::NEG_Z),
+                key(2.0, Vec3::new(0.0, 0.0, -4.0), Vec3::NEG_X),
+                key(4.0, Vec3::new(-4.0, 0.0, -4.0), Vec3::NEG_X),
+            ],
+        });
+        assert_eq!((p.fly_end, p.cut_at, p.duration), (0.0, 4.0, 5.0));
+        let a = p.at(1.0);
+        assert_eq!(a.segment, Segment::Track);
+        assert!(a.eye.distance(Vec3::new(0.0, 0.0, -2.0)) < 1e-6, "{a:?}");
+        assert!(
+            a.velocity.distance(Vec3::new(0.0, 0.0, -2.0)) < 1e-6,
+            "{a:?}"
+        );
+        let look = (a.target - a.eye).normalize();
+        let half = (Vec3::NEG_Z + Vec3::NEG_X).normalize();
+        assert!(look.distance(half) < 1e-6, "turning: {look}");
+        let b = p.at(3.0);
+        assert!(b.eye.distance(Vec3::new(-2.0, 0.0, -4.0)) < 1e-6, "{b:?}");
+        let after = p.at(4.5);
+        assert_eq!(after.segment, Segment::AfterCut);
+        assert_eq!((after.eye, after.velocity), (Vec3::ZERO, Vec3::ZERO));
+        // the camera's own field of view and planes
+        let v = p.view(1.0, UVec2::new(200, 100));
+        let plain = View::look_at(
+            a.eye,
+            a.target,
+            Vec3::Y,
+            0.8,
+            UVec2::new(200, 100),
+            0.05,
+            500.0,
+        );
+        assert_eq!(v.view_proj, plain.view_proj);
     }
 }

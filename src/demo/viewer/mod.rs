@@ -202,9 +202,23 @@ impl Viewer {
                 c.speed = radius;
                 c
             }
-            (None, None) => {
-                FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
-            }
+            (None, None) => match &scene.path.track {
+                // a scene's own camera: start where it starts, at its pace
+                Some(track) => {
+                    let p = scene.path.at(0.0);
+                    let mut c = FlyCamera::looking_at(p.eye, p.target);
+                    let travel: f32 = track
+                        .keys
+                        .windows(2)
+                        .map(|w| w[0].eye.distance(w[1].eye))
+                        .sum();
+                    c.speed = (travel / track.length()).max(track.near * 20.0);
+                    c
+                }
+                None => {
+                    FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
+                }
+            },
         };
         let path_time = options.path_start.unwrap_or(scene.path.fly_end);
         let egui = egui::Context::default();
@@ -486,7 +500,7 @@ impl Viewer {
             self.scene_target = Self::make_target(&self.device, size);
         }
         if self.settings.play_path {
-            let path = self.scene.path;
+            let path = &self.scene.path;
             self.path_time = (self.path_time + dt) % path.duration;
             path.view(self.path_time, size)
         } else {
@@ -621,7 +635,7 @@ impl Viewer {
     /// budget fractions are of).
     pub fn path_working_set(&mut self, samples: usize) -> u64 {
         let size = self.scene_size();
-        let path = self.scene.path;
+        let path = self.scene.path.clone();
         (0..samples.max(1))
             .map(|i| {
                 let t = path.duration * i as f32 / samples.max(1) as f32;

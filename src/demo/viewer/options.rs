@@ -90,7 +90,8 @@ pub struct ViewerOptions {
     pub upload_cap_mb: f64,
     /// Window or image size in pixels. Default: 1600x900.
     pub size: UVec2,
-    /// Play the scene's scripted camera path (looping) instead of flying.
+    /// Play the scene's camera path (looping) instead of flying: the built-in
+    /// path, a glTF scene's own animated camera, or the orbit of its bounds.
     pub path: bool,
     /// Seconds into the path to start at (with `path`), or to place the fly
     /// camera where the path is at that time. Default: the fly camera at the
