@@ -148,6 +148,23 @@ impl CameraPath {
         }
     }
 
+    /// A free camera's speed (units per second), vertical field of view and
+    /// planes in this path's scene: the built-in field's 8 m/s, 60 degrees
+    /// and 0.1-1000; around an object, a radius a second and the path's
+    /// planes; along a track, its camera's pace, field of view and planes.
+    pub fn fly_settings(&self) -> (f32, f32, (f32, f32)) {
+        let fov = 60f32.to_radians();
+        match (&self.track, self.object) {
+            (Some(t), _) => {
+                let travel: f32 = t.keys.windows(2).map(|w| w[0].eye.distance(w[1].eye)).sum();
+                let pace = (travel / t.length()).max(t.near * 20.0);
+                (pace, t.yfov, (t.near, t.far))
+            }
+            (None, Some((_, r))) => (r, fov, (r * 0.02, r * 200.0)),
+            (None, None) => (8.0, fov, (0.1, 1000.0)),
+        }
+    }
+
     /// What the path follows, for reports.
     pub fn describe(&self) -> String {
         match (&self.track, self.object) {
@@ -270,21 +287,11 @@ impl CameraPath {
     /// of view (along a track: its camera's field of view, planes and up).
     pub fn view(&self, t: f32, viewport: UVec2) -> View {
         let p = self.at(t);
-        let (near, far) = match self.object {
-            Some((_, r)) => (r * 0.02, r * 200.0),
-            None => (0.1, 1000.0),
-        };
-        let (up, fov, near, far) = match &self.track {
-            Some(track) => {
-                let t = t.clamp(0.0, self.duration);
-                let up = if t < self.cut_at {
-                    track.at(t).0.up
-                } else {
-                    track.keys[0].up
-                };
-                (up, track.yfov, track.near, track.far)
-            }
-            None => (Vec3::Y, 60f32.to_radians(), near, far),
+        let (_, fov, (near, far)) = self.fly_settings();
+        let up = match &self.track {
+            Some(track) if t < self.cut_at => track.at(t.max(0.0)).0.up,
+            Some(track) => track.keys[0].up,
+            None => Vec3::Y,
         };
         View::look_at(p.eye, p.target, up, fov, viewport, near, far).with_velocity(p.velocity)
     }

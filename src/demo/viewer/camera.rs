@@ -1,6 +1,7 @@
 //! The viewer's fly camera: WASD to move, Q/E down/up, Shift to go faster,
 //! a mouse drag to look around.
 
+use crate::demo::scene::CameraPath;
 use crate::plan::View;
 use glam::{UVec2, Vec3};
 
@@ -36,6 +37,8 @@ pub struct FlyCamera {
     pub speed: f32,
     /// Vertical field of view, radians.
     pub fov_y: f32,
+    /// Near and far planes.
+    pub planes: (f32, f32),
     velocity: Vec3,
 }
 
@@ -49,7 +52,21 @@ impl FlyCamera {
             pitch: d.y.clamp(-1.0, 1.0).asin(),
             speed: 8.0,
             fov_y: 60f32.to_radians(),
+            planes: (0.1, 1000.0),
             velocity: Vec3::ZERO,
+        }
+    }
+
+    /// A camera at `eye` looking at `target` in the scene of `path`: its
+    /// speed, field of view and planes fitted to that scene (see
+    /// [`CameraPath::fly_settings`]).
+    pub fn in_scene(eye: Vec3, target: Vec3, path: &CameraPath) -> Self {
+        let (speed, fov_y, planes) = path.fly_settings();
+        Self {
+            speed,
+            fov_y,
+            planes,
+            ..Self::looking_at(eye, target)
         }
     }
 
@@ -91,8 +108,8 @@ impl FlyCamera {
             Vec3::Y,
             self.fov_y,
             viewport,
-            0.1,
-            1000.0,
+            self.planes.0,
+            self.planes.1,
         )
         .with_velocity(self.velocity)
     }
@@ -107,6 +124,28 @@ mod tests {
         let c = FlyCamera::looking_at(Vec3::new(1.0, 2.0, 3.0), Vec3::new(4.0, 6.0, 3.0));
         let want = Vec3::new(3.0, 4.0, 0.0).normalize();
         assert!(c.forward().distance(want) < 1e-5, "{:?}", c.forward());
+    }
+
+    #[test]
+    fn a_camera_in_a_small_scene_flies_at_its_scale_and_sees_close_up() {
+        // a helmet-sized object: 0.4 units of radius
+        let path = CameraPath::around(Vec3::ZERO, 0.4);
+        let c = FlyCamera::in_scene(Vec3::new(0.0, 0.0, 0.05), Vec3::ZERO, &path);
+        assert_eq!(c.speed, 0.4);
+        // a surface 5 cm ahead is drawn (the built-in field's 0.1 near
+        // plane would clip it)
+        let depth = |c: &FlyCamera| {
+            c.view(UVec2::new(64, 64))
+                .view_proj
+                .project_point3(Vec3::ZERO)
+                .z
+        };
+        assert!((0.0..1.0).contains(&depth(&c)), "{}", depth(&c));
+        let field = FlyCamera::looking_at(c.eye, Vec3::ZERO);
+        assert!(!(0.0..1.0).contains(&depth(&field)), "{}", depth(&field));
+        // the built-in field keeps its settings
+        let b = FlyCamera::in_scene(Vec3::ZERO, Vec3::X, &CameraPath::builtin());
+        assert_eq!((b.speed, b.planes), (8.0, (0.1, 1000.0)));
     }
 
     #[test]

@@ -191,34 +191,15 @@ impl Viewer {
             selected: None,
             sort: (SortKey::Bytes, false),
         };
-        let camera = match (options.path_start, scene.path.object) {
-            (Some(t), _) => {
-                let p = scene.path.at(t);
-                FlyCamera::looking_at(p.eye, p.target)
+        let camera = match (options.path_start, &scene.path.object, &scene.path.track) {
+            (None, None, None) => {
+                FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
             }
-            (None, Some((_, radius))) => {
-                let p = scene.path.at(scene.path.fly_end);
-                let mut c = FlyCamera::looking_at(p.eye, p.target);
-                c.speed = radius;
-                c
+            // where the path's interesting part starts (or the given time)
+            (t, ..) => {
+                let p = scene.path.at(t.unwrap_or(scene.path.fly_end));
+                FlyCamera::in_scene(p.eye, p.target, &scene.path)
             }
-            (None, None) => match &scene.path.track {
-                // a scene's own camera: start where it starts, at its pace
-                Some(track) => {
-                    let p = scene.path.at(0.0);
-                    let mut c = FlyCamera::looking_at(p.eye, p.target);
-                    let travel: f32 = track
-                        .keys
-                        .windows(2)
-                        .map(|w| w[0].eye.distance(w[1].eye))
-                        .sum();
-                    c.speed = (travel / track.length()).max(track.near * 20.0);
-                    c
-                }
-                None => {
-                    FlyCamera::looking_at(Vec3::new(-34.0, 4.5, -30.0), Vec3::new(-8.0, 0.5, -14.0))
-                }
-            },
         };
         let path_time = options.path_start.unwrap_or(scene.path.fly_end);
         let egui = egui::Context::default();
@@ -485,7 +466,7 @@ impl Viewer {
         }
         if !s.play_path && a.play_path {
             let p = self.scene.path.at(self.path_time);
-            self.camera = FlyCamera::looking_at(p.eye, p.target);
+            self.camera = FlyCamera::in_scene(p.eye, p.target, &self.scene.path);
         }
         self.applied = self.settings.clone();
         if rival_changed {
