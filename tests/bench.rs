@@ -157,6 +157,35 @@ fn a_tiny_benchmark_compares_every_strategy() {
             .unwrap();
         assert_eq!(ms.frames_over_budget, 0);
     }
+    // the charts and the printed table show the main run (at 0.5) among
+    // the sweep's points when the sweep ran as many frames (here it did not)
+    let fractions = |r: &bench::BenchResult| {
+        r.budget_points()
+            .iter()
+            .map(|p| p.fraction)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fractions(&r), [0.2, 0.6], "8 sweep frames against 24");
+    let table = r.table();
+    assert!(table.contains("camera path: the built-in path"), "{table}");
+    assert!(!table.contains("\n    0.50 "), "{table}");
+    let same = bench::BenchResult {
+        sweep_frames: r.frames,
+        ..r.clone()
+    };
+    let merged = fractions(&same);
+    assert_eq!(merged.len(), 3, "{merged:?}");
+    assert!((merged[1] - 0.5).abs() < 1e-3, "{merged:?}");
+    let points = same.budget_points();
+    let order = |p: &bench::SweepPoint| p.results.iter().map(|x| x.strategy).collect::<Vec<_>>();
+    assert_eq!(order(&points[1]), order(&points[0]), "columns line up");
+    let main = points[1]
+        .results
+        .iter()
+        .find(|x| x.strategy == Strategy::Mipstream)
+        .unwrap();
+    assert_eq!(main.psnr_db_mean, get(Strategy::Mipstream).psnr_db_mean);
+    assert!(same.table().contains("\n    0.50 "), "{}", same.table());
 
     let json = r.to_json();
     for key in [
@@ -210,6 +239,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
     assert!(json["sweep"][0]["mipstream"].get("flip_mean").is_some());
     assert_eq!(json["scene"], "default");
     assert_eq!(json["width"], 160);
+    assert!(json["camera_path"].as_str().unwrap().contains("built-in"));
 
     let dir = common::output_dir().join("bench-smoke");
     let files = bench::write_plots(&r, &dir).unwrap();

@@ -431,6 +431,8 @@ pub struct BenchResult {
     pub lockstep: bool,
     /// The quality-vs-budget curve.
     pub sweep: Vec<SweepPoint>,
+    /// Frames per sweep run.
+    pub sweep_frames: usize,
 }
 
 /// What the progress callback is told.
@@ -579,6 +581,7 @@ pub fn run(
         camera_path: path.describe(),
         strategies,
         sweep,
+        sweep_frames,
         error_model: opts.error_model,
         lockstep: opts.lockstep,
     })

@@ -290,14 +290,14 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
     }
     .max(1) as f64;
     let words = basis_words(result);
+    let points = result.budget_points();
     let series = |x: &dyn Fn(&super::SweepPoint, &super::SweepResult) -> f64,
                   y: &dyn Fn(&super::SweepResult) -> f64| {
         Strategy::ALL[1..]
             .iter()
             .filter(|s| result.strategies.iter().any(|r| r.strategy == **s))
             .map(|&strategy| {
-                let mut pts: Vec<(f64, f64, bool)> = result
-                    .sweep
+                let mut pts: Vec<(f64, f64, bool)> = points
                     .iter()
                     .filter_map(|p| {
                         let r = p.results.iter().find(|r| r.strategy == strategy)?;

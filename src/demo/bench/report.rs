@@ -1,9 +1,48 @@
 //! The benchmark's results as JSON (the keys README.md documents) and as
 //! the table `mipstream bench` prints.
 
-use super::{BenchResult, BudgetBasis, Strategy};
+use super::{BenchResult, BudgetBasis, Strategy, SweepPoint, SweepResult};
 
 impl BenchResult {
+    /// The sweep's points, with the main run among them (at its budget's
+    /// fraction, unless a sweep point is already there) when the sweep ran
+    /// as many frames as it did (otherwise their scores are not of the same
+    /// frames), by fraction: what the charts and the printed
+    /// quality-vs-budget table show.
+    pub fn budget_points(&self) -> Vec<SweepPoint> {
+        let basis = match self.budget_basis {
+            BudgetBasis::WorkingSet => self.working_set_bytes,
+            BudgetBasis::Full => self.full_residency_bytes,
+        }
+        .max(1) as f64;
+        let fraction = self.budget_bytes as f64 / basis;
+        let mut points = self.sweep.clone();
+        if !points.is_empty()
+            && self.sweep_frames == self.frames
+            && points.iter().all(|p| (p.fraction - fraction).abs() > 1e-3)
+        {
+            points.push(SweepPoint {
+                fraction,
+                budget_bytes: self.budget_bytes,
+                // in the sweep's order, so the table's columns line up
+                results: points[0]
+                    .results
+                    .iter()
+                    .filter_map(|r| self.strategies.iter().find(|s| s.strategy == r.strategy))
+                    .map(|s| SweepResult {
+                        strategy: s.strategy,
+                        psnr_db_mean: s.psnr_db_mean,
+                        flip_mean: s.flip_mean,
+                        peak_resident_bytes: s.peak_resident_bytes,
+                        frames_over_budget: s.frames_over_budget,
+                    })
+                    .collect(),
+            });
+            points.sort_by(|a, b| a.fraction.total_cmp(&b.fraction));
+        }
+        points
+    }
+
     /// The JSON other tools read (keys as documented in README.md).
     pub fn to_json(&self) -> serde_json::Value {
         let strategies: serde_json::Map<String, serde_json::Value> = self
@@ -153,7 +192,7 @@ impl BenchResult {
         }
         if !self.sweep.is_empty() {
             out += &format!(
-                "\nquality vs budget (fractions of the {}; PSNR of the mean error dB / mean FLIP; * went over the budget):\nfraction",
+                "\nquality vs budget (fractions of the {}, the main run's among them when the sweep ran as many frames; PSNR of the mean error dB / mean FLIP; * went over the budget):\nfraction",
                 match self.budget_basis {
                     BudgetBasis::WorkingSet => "working set",
                     BudgetBasis::Full => "full residency",
@@ -163,7 +202,7 @@ impl BenchResult {
                 out += &format!(" {:>22}", r.strategy.key());
             }
             out += "\n";
-            for p in &self.sweep {
+            for p in &self.budget_points() {
                 out += &format!("{:>8.2}", p.fraction);
                 for r in &p.results {
                     let mark = if r.frames_over_budget > 0 { "*" } else { " " };
