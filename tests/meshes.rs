@@ -831,3 +831,34 @@ fn the_viewer_shows_a_cooked_gltf_scene_headless() {
         .count();
     assert!(covered > 320 * 180 / 20, "{covered} pixels show the helmet");
 }
+
+#[test]
+fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
+    use mipstream::demo::gltf_scene::SceneLoadError;
+    // the cooked helmet copied, its fourth mesh's coarsest LOD pointing
+    // outside its vertices (the file opens; reading that LOD fails)
+    let (out, file) = cooked_helmet();
+    let copy = common::output_dir().join("meshes-broken-scene");
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(copy.join("meshes")).unwrap();
+    std::fs::copy(out.join("scene.json"), copy.join("scene.json")).unwrap();
+    for m in &file.meshes {
+        std::fs::copy(out.join(&m.file), copy.join(&m.file)).unwrap();
+    }
+    let broken = copy.join(&file.meshes[3].file);
+    let mut bytes = std::fs::read(&broken).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&broken, bytes).unwrap();
+    let g = common::gpu();
+    let mut s = Streamer::new(&g.device, &g.queue);
+    let e = StreamedScene::load(&mut s, &copy.join("scene.json")).unwrap_err();
+    assert!(
+        matches!(&e, SceneLoadError::Mesh { path, .. } if *path == broken),
+        "{e}"
+    );
+    assert!(e.to_string().contains("index"), "{e}");
+    // the meshes are read before any registers: none is left behind
+    assert!(s.mesh_ids().is_empty());
+    assert_eq!(s.report().totals.mesh, 0);
+}

@@ -7,9 +7,11 @@
 //! LOD the streamer holds now.
 
 use crate::demo::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
-use crate::mesh::scene_file::{SceneFile, SceneFileError};
-use crate::mesh::{MeshError, MeshFile};
-use crate::streamer::{MeshDesc, MeshId, ObjectDesc, ObjectId, Streamer, StreamerError};
+use crate::mesh::scene_file::{SceneFile, SceneFileError, SceneMesh};
+use crate::mesh::{MeshError, MeshFile, MeshLod};
+use crate::streamer::{
+    MeshDesc, MeshId, ObjectDesc, ObjectId, PreparedMesh, Streamer, StreamerError,
+};
 use crate::{TextureClass, TextureId};
 use glam::{Mat4, Vec3};
 use std::path::{Path, PathBuf};
@@ -87,9 +89,7 @@ pub struct StreamedScene {
 
 /// Mesh units per UV unit over a LOD: the square root of its surface area
 /// over its UV area (1 when it has no UV area).
-fn units_per_uv(file: &MeshFile) -> Result<f32, MeshError> {
-    let coarsest = file.info().lods.len().saturating_sub(1) as u32;
-    let lod = file.read_lod(coarsest)?;
+fn units_per_uv(lod: &MeshLod) -> f32 {
     let (mut area, mut uv_area) = (0.0f64, 0.0f64);
     for t in lod.indices.chunks_exact(3) {
         let [a, b, c] = [t[0], t[1], t[2]].map(|i| lod.vertices[i as usize]);
@@ -105,11 +105,59 @@ fn units_per_uv(file: &MeshFile) -> Result<f32, MeshError> {
         );
         uv_area += (u1[0] * u2[1] - u1[1] * u2[0]).abs() as f64 * 0.5;
     }
-    Ok(if uv_area > 1e-12 && area > 0.0 {
+    if uv_area > 1e-12 && area > 0.0 {
         (area / uv_area).sqrt() as f32
     } else {
         1.0
-    })
+    }
+}
+
+/// Opens every mesh file of a scene and reads its coarsest LOD, on every
+/// core ([`PreparedMesh::prepare`]), in the scene's order.
+fn prepare_meshes(file: &SceneFile, dir: &Path) -> Result<Vec<PreparedMesh>, SceneLoadError> {
+    let prepare = |m: &SceneMesh| {
+        let path = dir.join(&m.file);
+        let mesh_err = |source| SceneLoadError::Mesh {
+            path: path.clone(),
+            source,
+        };
+        let f = MeshFile::open_path(&path).map_err(mesh_err)?;
+        PreparedMesh::prepare(MeshDesc::new(f).with_label(m.name.clone())).map_err(|e| match e {
+            StreamerError::MeshBase { source, .. } => mesh_err(source),
+            e => SceneLoadError::Streamer {
+                what: m.name.clone(),
+                source: Box::new(e),
+            },
+        })
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(file.meshes.len())
+        .max(1);
+    let mut slots: Vec<Option<Result<PreparedMesh, SceneLoadError>>> =
+        (0..file.meshes.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let prepare = &prepare;
+                scope.spawn(move || {
+                    (t..file.meshes.len())
+                        .step_by(threads)
+                        .map(|k| (k, prepare(&file.meshes[k])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for w in workers {
+            for (k, r) in w.join().expect("reading a mesh does not panic") {
+                slots[k] = Some(r);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("every mesh read"))
+        .collect()
 }
 
 /// Bumped when `cook-gltf` writes more into `scene.json` (2: the cameras),
@@ -149,7 +197,9 @@ pub fn cooked_scene(
 
 impl StreamedScene {
     /// Registers the scene at `path` (a `scene.json` written by
-    /// `mipstream cook-gltf`) with `streamer`.
+    /// `mipstream cook-gltf`) with `streamer`. The meshes' coarsest LODs are
+    /// read on every core first ([`PreparedMesh`]), then registered in the
+    /// file's order, so a broken mesh file leaves no mesh registered.
     pub fn load(streamer: &mut Streamer, path: &Path) -> Result<Self, SceneLoadError> {
         let file = SceneFile::load(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -163,18 +213,12 @@ impl StreamedScene {
         let mut meshes = Vec::new();
         let mut densities = Vec::new();
         let mut mesh_bounds = Vec::new();
-        for m in &file.meshes {
-            let p = dir.join(&m.file);
-            let mesh_err = |source| SceneLoadError::Mesh {
-                path: p.clone(),
-                source,
-            };
-            let f = MeshFile::open_path(&p).map_err(mesh_err)?;
-            densities.push(units_per_uv(&f).map_err(mesh_err)?);
-            mesh_bounds.push(f.info().bounds);
+        for (m, prepared) in file.meshes.iter().zip(prepare_meshes(&file, dir)?) {
+            densities.push(units_per_uv(prepared.coarsest()));
+            mesh_bounds.push(prepared.bounds());
             meshes.push(
                 streamer
-                    .register_mesh(MeshDesc::new(f).with_label(m.name.clone()))
+                    .register_prepared_mesh(prepared)
                     .map_err(reg(&m.name))?,
             );
         }

@@ -86,6 +86,17 @@ impl PreparedMesh {
     pub fn label(&self) -> &str {
         &self.label
     }
+
+    /// The coarsest LOD that was read (what the mesh shows until finer ones
+    /// stream in).
+    pub fn coarsest(&self) -> &MeshLod {
+        &self.base
+    }
+
+    /// The mesh's bounds in mesh units (min, max), from its file.
+    pub fn bounds(&self) -> (glam::Vec3, glam::Vec3) {
+        self.desc.file.info().bounds
+    }
 }
 
 /// What a texture is, before anything is read: format choice, geometry, tail
