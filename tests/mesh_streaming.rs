@@ -359,6 +359,11 @@ fn meshes_prepared_on_other_threads_register_without_reading_and_stream_like_the
             format!("grid{i}.msmesh")
         };
         assert_eq!(prepared.label(), label);
+        // what was read: the coarsest LOD, whole
+        assert_eq!(prepared.coarsest().lod, 4);
+        assert_eq!(prepared.coarsest().indices.len(), 4 * 4 * 6);
+        let (lo, hi) = prepared.bounds();
+        assert!(lo.x <= -0.5 && hi.x >= 0.5, "{lo} {hi}");
         // registering reads nothing: the coarsest LOD came with it
         let read = sources[i].bytes_read();
         let id = s.register_prepared_mesh(prepared).unwrap();
