@@ -29,7 +29,7 @@ pub(crate) struct BenchArgs {
     /// The budget in MiB.
     #[arg(long)]
     budget_mb: Option<f64>,
-    /// Frames over the 20 s camera path, per strategy.
+    /// Frames over the camera path, per strategy (the path is 20 s; along a glTF scene's animated camera, its animation's length and a quarter)
     #[arg(long, default_value_t = 1200)]
     frames: usize,
     /// Render width.

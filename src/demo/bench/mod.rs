@@ -170,7 +170,8 @@ pub struct BenchOptions {
     pub budget_basis: BudgetBasis,
     /// The budget in bytes, overriding the fraction.
     pub budget_bytes: Option<u64>,
-    /// Frames over the 20 s camera path. Default: 1200 (60 per second).
+    /// Frames over the camera path (20 s; a scene camera's: its animation's
+    /// length and a quarter). Default: 1200 (60 per second of a 20 s path).
     pub frames: usize,
     /// Render size. Default: 640x360.
     pub size: UVec2,
