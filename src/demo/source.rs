@@ -176,7 +176,8 @@ const TOUR_STEP_S: f32 = 4.0;
 /// A cooked scene's camera path: along its first camera that an animation
 /// moves; else, with two or more still cameras, a tour from each to the
 /// next ([`TOUR_STEP_S`] apart, the first camera's field of view); else
-/// (none, or one still camera) around its bounds. The far plane is the
+/// (none, one still camera, or keys that make no path: see
+/// [`CameraPath::along`]) around its bounds. The far plane is the
 /// camera's, or far enough for the whole scene from every key.
 pub fn scene_path(file: &SceneFile) -> CameraPath {
     let [lo, hi] = file.bounds.map(Vec3::from);
@@ -221,6 +222,7 @@ pub fn scene_path(file: &SceneFile) -> CameraPath {
         far: first.zfar.unwrap_or(reach * 2.0).max(first.znear * 2.0),
         keys,
     })
+    .unwrap_or_else(|| CameraPath::around(center, radius))
 }
 
 #[cfg(test)]

@@ -134,18 +134,31 @@ impl CameraPath {
         }
     }
 
-    /// Along `track` (at least two keys, its length above zero) from its
-    /// start to its end, then a cut back to its first key, held for a
-    /// quarter of its length (the cut the other paths end with).
-    pub fn along(track: CameraTrack) -> Self {
+    /// Along `track` from its start to its end, then a cut back to its
+    /// first key, held for a quarter of its length (the cut the other paths
+    /// end with). `None` unless the track has two keys or more, times
+    /// finite and strictly ascending from 0, and its view parameters make a
+    /// view (field of view between 0 and 180 degrees, planes with
+    /// `0 < near < far`).
+    pub fn along(track: CameraTrack) -> Option<Self> {
+        let keys = &track.keys;
+        let times = keys.len() >= 2
+            && keys[0].time == 0.0
+            && keys.windows(2).all(|w| w[0].time < w[1].time)
+            && track.length().is_finite();
+        let view = track.yfov > 0.0
+            && track.yfov < std::f32::consts::PI
+            && track.near > 0.0
+            && track.far > track.near
+            && track.far.is_finite();
         let length = track.length();
-        Self {
+        (times && view).then(|| Self {
             object: None,
             fly_end: 0.0,
             cut_at: length,
             duration: length * 1.25,
             track: Some(Arc::new(track)),
-        }
+        })
     }
 
     /// A free camera's speed (units per second), vertical field of view and
@@ -322,7 +335,7 @@ mod tests {
             forward,
             up: Vec3::Y,
         };
-        let p = CameraPath::along(CameraTrack {
+        let track = CameraTrack {
             name: "walk".into(),
             yfov: 0.8,
             near: 0.05,
@@ -332,7 +345,17 @@ mod tests {
                 key(2.0, Vec3::new(0.0, 0.0, -4.0), Vec3::NEG_X),
                 key(4.0, Vec3::new(-4.0, 0.0, -4.0), Vec3::NEG_X),
             ],
-        });
+        };
+        // one key, or keys out of order, make no path
+        let short = CameraTrack {
+            keys: track.keys[..1].to_vec(),
+            ..track.clone()
+        };
+        assert!(CameraPath::along(short).is_none());
+        let mut unordered = track.clone();
+        unordered.keys.swap(1, 2);
+        assert!(CameraPath::along(unordered).is_none());
+        let p = CameraPath::along(track).unwrap();
         assert_eq!((p.fly_end, p.cut_at, p.duration), (0.0, 4.0, 5.0));
         let a = p.at(1.0);
         assert_eq!(a.segment, Segment::Track);
