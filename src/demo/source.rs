@@ -175,7 +175,7 @@ const TOUR_STEP_S: f32 = 4.0;
 
 /// A cooked scene's camera path: along its first camera that an animation
 /// moves; else, with two or more still cameras, a tour from each to the
-/// next ([`TOUR_STEP_S`] apart, the first camera's field of view); else
+/// next (`TOUR_STEP_S`, 4 s, apart, the first camera's field of view); else
 /// (none, one still camera, or keys that make no path: see
 /// [`CameraPath::along`]) around its bounds. The far plane is the
 /// camera's, or far enough for the whole scene from every key.
