@@ -75,6 +75,7 @@ mod loader;
 mod objects;
 mod render;
 mod scene;
+mod scene_read;
 mod views;
 
 pub use diagnostics::MipstreamDiagnostics;

@@ -9,19 +9,18 @@
 //! draw, in the frame it changes.
 
 use crate::loader::{placeholder, ImageClass, StreamedImageSettings};
+use crate::scene_read;
 use crate::Mipstream;
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::NoAutoAabb;
 use bevy::ecs::system::SystemState;
-use bevy::image::{ImageAddressMode, ImageSampler, ImageSamplerDescriptor};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use mipstream::mesh::scene_file::{SceneFile, SceneFileError, SceneMaterial};
-use mipstream::mesh::{MeshError, MeshFile, MeshLod};
-use mipstream::streamer::{MeshEvent, StreamerError};
-use mipstream::transcode::NormalLayout;
-use mipstream::{MeshDesc, MeshId, OpenError, TextureClass, TextureDesc, TextureFile};
+use mipstream::mesh::{MeshError, MeshLod};
+use mipstream::streamer::{MeshEvent, PreparedMesh, PreparedTexture, StreamerError};
+use mipstream::{MeshId, OpenError, TextureClass, TextureDesc};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -129,15 +128,18 @@ pub fn spawn_streamed_scene(
     let (mut ms, mut images, mut meshes, mut materials) = state
         .get_mut(world)
         .map_err(|_| SceneSpawnError::NoPlugin)?;
+    // every file read (on every core) before anything registers
+    let read = scene_read::read(&file, dir, &ms.streamer.preparer());
     let mut assets = SceneAssets {
         ms: &mut ms,
         images: &mut images,
         meshes: &mut meshes,
         materials: &mut materials,
         textures: HashMap::new(),
+        prepared: read.textures,
     };
     let mut registered = Vec::new();
-    let parts = assets.register(&file, dir, &mut registered);
+    let parts = assets.register(&file, dir, read.meshes, &mut registered);
     if parts.is_err() {
         // nothing stays registered (the textures go as their images'
         // handles drop)
@@ -171,6 +173,8 @@ struct SceneAssets<'a> {
     materials: &'a mut Assets<StandardMaterial>,
     /// Images by file and class: materials sharing a file share one texture.
     textures: HashMap<(PathBuf, TextureClass), Handle<Image>>,
+    /// The textures read before registration, taken as they register.
+    prepared: HashMap<scene_read::TextureKey, Result<PreparedTexture, SceneSpawnError>>,
 }
 
 impl SceneAssets<'_> {
@@ -180,16 +184,13 @@ impl SceneAssets<'_> {
         &mut self,
         file: &SceneFile,
         dir: &Path,
+        read: Vec<Result<PreparedMesh, SceneSpawnError>>,
         registered: &mut Vec<MeshId>,
     ) -> Result<Parts, SceneSpawnError> {
         let mut meshes = Vec::new();
-        for m in &file.meshes {
-            let path = dir.join(&m.file);
-            let f = MeshFile::open_path(&path).map_err(|source| SceneSpawnError::Mesh {
-                path: path.clone(),
-                source,
-            })?;
-            let (lo, hi) = f.info().bounds;
+        for (m, prepared) in file.meshes.iter().zip(read) {
+            let prepared = prepared?;
+            let (lo, hi) = prepared.bounds();
             let aabb = Aabb::from_min_max(
                 Vec3::from_array(lo.to_array()),
                 Vec3::from_array(hi.to_array()),
@@ -197,7 +198,7 @@ impl SceneAssets<'_> {
             let id = self
                 .ms
                 .streamer
-                .register_mesh(MeshDesc::new(f).with_label(m.name.clone()))
+                .register_prepared_mesh(prepared)
                 .map_err(|source| SceneSpawnError::Streamer {
                     what: m.name.clone(),
                     source: Box::new(source),
@@ -228,35 +229,17 @@ impl SceneAssets<'_> {
     ) -> Result<Option<Handle<Image>>, SceneSpawnError> {
         let Some(file) = file else { return Ok(None) };
         let path = dir.join(file);
-        let texture_class = match class {
-            ImageClass::Color => TextureClass::Color,
-            ImageClass::Normal => TextureClass::Normal,
-            ImageClass::Data => TextureClass::Data,
-        };
+        let texture_class = scene_read::texture_class(class);
         if let Some(h) = self.textures.get(&(path.clone(), texture_class)) {
             return Ok(Some(h.clone()));
         }
-        let opened = TextureFile::open_path(&path).map_err(|source| SceneSpawnError::Texture {
-            path: path.clone(),
-            source,
-        })?;
-        let desc = TextureDesc::new(opened)
-            .with_class(texture_class)
-            .with_normal_layout(NormalLayout::RedGreen)
-            .with_label(file.display().to_string());
-        let settings = StreamedImageSettings {
-            class,
-            // glTF's default sampler repeats (Bevy's clamps)
-            sampler: ImageSampler::Descriptor(ImageSamplerDescriptor {
-                address_mode_u: ImageAddressMode::Repeat,
-                address_mode_v: ImageAddressMode::Repeat,
-                ..ImageSamplerDescriptor::linear()
-            }),
-            ..Default::default()
+        let prepared = match self.prepared.remove(&(file.clone(), texture_class)) {
+            Some(r) => r?,
+            None => scene_read::prepare_texture(dir, file, class, &self.ms.streamer.preparer())?,
         };
         let handle = self
             .ms
-            .stream_image(self.images, desc, &settings)
+            .stream_prepared_image(self.images, prepared, &scene_read::image_settings(class))
             .map_err(|source| SceneSpawnError::Streamer {
                 what: file.display().to_string(),
                 source: Box::new(source),
@@ -345,6 +328,23 @@ impl Mipstream {
         let texture = self
             .streamer
             .register_texture(desc.with_priority(settings.priority))?;
+        let handle = images.add(placeholder(settings));
+        self.record_image(handle.id(), texture);
+        Ok(handle)
+    }
+
+    /// Streams a texture whose tail was read on another thread
+    /// ([`Streamer::preparer`](mipstream::Streamer::preparer)) as a
+    /// `Handle<Image>`: registering it reads no file. `settings.priority` is
+    /// not applied here: the descriptor it was prepared from carries its
+    /// priority.
+    pub fn stream_prepared_image(
+        &mut self,
+        images: &mut Assets<Image>,
+        prepared: PreparedTexture,
+        settings: &StreamedImageSettings,
+    ) -> Result<Handle<Image>, StreamerError> {
+        let texture = self.streamer.register_prepared(prepared)?;
         let handle = images.add(placeholder(settings));
         self.record_image(handle.id(), texture);
         Ok(handle)
