@@ -328,9 +328,20 @@ impl Mipstream {
         let texture = self
             .streamer
             .register_texture(desc.with_priority(settings.priority))?;
+        Ok(self.image_of(images, texture, settings))
+    }
+
+    /// A `Handle<Image>` for a registered texture: its placeholder, recorded
+    /// so the render world swaps in the streamed texture.
+    fn image_of(
+        &mut self,
+        images: &mut Assets<Image>,
+        texture: mipstream::TextureId,
+        settings: &StreamedImageSettings,
+    ) -> Handle<Image> {
         let handle = images.add(placeholder(settings));
         self.record_image(handle.id(), texture);
-        Ok(handle)
+        handle
     }
 
     /// Streams a texture whose tail was read on another thread
@@ -345,9 +356,7 @@ impl Mipstream {
         settings: &StreamedImageSettings,
     ) -> Result<Handle<Image>, StreamerError> {
         let texture = self.streamer.register_prepared(prepared)?;
-        let handle = images.add(placeholder(settings));
-        self.record_image(handle.id(), texture);
-        Ok(handle)
+        Ok(self.image_of(images, texture, settings))
     }
 
     /// The `Mesh` handle of the LOD `mesh` draws this frame.
