@@ -130,34 +130,20 @@ fn prepare_meshes(file: &SceneFile, dir: &Path) -> Result<Vec<PreparedMesh>, Sce
             },
         })
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(file.meshes.len())
-        .max(1);
-    let mut slots: Vec<Option<Result<PreparedMesh, SceneLoadError>>> =
-        (0..file.meshes.len()).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let prepare = &prepare;
-                scope.spawn(move || {
-                    (t..file.meshes.len())
-                        .step_by(threads)
-                        .map(|k| (k, prepare(&file.meshes[k])))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for w in workers {
-            for (k, r) in w.join().expect("reading a mesh does not panic") {
-                slots[k] = Some(r);
-            }
-        }
-    });
-    slots
+    let mut slots: Vec<Option<PreparedMesh>> = (0..file.meshes.len()).map(|_| None).collect();
+    crate::cook::parallel::for_each(
+        &file.meshes,
+        0,
+        |_, m| prepare(m),
+        |k, r| {
+            slots[k] = Some(r?);
+            Ok::<(), SceneLoadError>(())
+        },
+    )?;
+    Ok(slots
         .into_iter()
-        .map(|r| r.expect("every mesh read"))
-        .collect()
+        .map(|m| m.expect("every mesh read"))
+        .collect())
 }
 
 /// Bumped when `cook-gltf` writes more into `scene.json` (2: the cameras),

@@ -166,16 +166,44 @@ impl CameraPath {
     /// and 0.1-1000; around an object, a radius a second and the path's
     /// planes; along a track, its camera's pace, field of view and planes.
     pub fn fly_settings(&self) -> (f32, f32, (f32, f32)) {
-        let fov = 60f32.to_radians();
-        match (&self.track, self.object) {
+        let (fov, planes) = self.lens();
+        let speed = match (&self.track, self.object) {
             (Some(t), _) => {
                 let travel: f32 = t.keys.windows(2).map(|w| w[0].eye.distance(w[1].eye)).sum();
-                let pace = (travel / t.length()).max(t.near * 20.0);
-                (pace, t.yfov, (t.near, t.far))
+                (travel / t.length()).max(t.near * 20.0)
             }
-            (None, Some((_, r))) => (r, fov, (r * 0.02, r * 200.0)),
-            (None, None) => (8.0, fov, (0.1, 1000.0)),
+            (None, Some((_, r))) => r,
+            (None, None) => 8.0,
+        };
+        (speed, fov, planes)
+    }
+
+    /// The vertical field of view and planes of the path's views.
+    fn lens(&self) -> (f32, (f32, f32)) {
+        let fov = 60f32.to_radians();
+        match (&self.track, self.object) {
+            (Some(t), _) => (t.yfov, (t.near, t.far)),
+            (None, Some((_, r))) => (fov, (r * 0.02, r * 200.0)),
+            (None, None) => (fov, (0.1, 1000.0)),
         }
+    }
+
+    /// Along a track: the point at `t` (clamped) and the camera's up.
+    fn on_track(&self, track: &CameraTrack, t: f32) -> (PathPoint, Vec3) {
+        let t = t.clamp(0.0, self.duration);
+        let (k, velocity, segment) = if t < self.cut_at {
+            let (k, velocity) = track.at(t);
+            (k, velocity, Segment::Track)
+        } else {
+            (track.keys[0], Vec3::ZERO, Segment::AfterCut)
+        };
+        let p = PathPoint {
+            eye: k.eye,
+            target: k.eye + k.forward,
+            velocity,
+            segment,
+        };
+        (p, k.up)
     }
 
     /// What the path follows, for reports.
@@ -198,23 +226,7 @@ impl CameraPath {
     pub fn at(&self, t: f32) -> PathPoint {
         let t = t.clamp(0.0, self.duration);
         if let Some(track) = &self.track {
-            return if t < self.cut_at {
-                let (k, velocity) = track.at(t);
-                PathPoint {
-                    eye: k.eye,
-                    target: k.eye + k.forward,
-                    velocity,
-                    segment: Segment::Track,
-                }
-            } else {
-                let k = track.keys[0];
-                PathPoint {
-                    eye: k.eye,
-                    target: k.eye + k.forward,
-                    velocity: Vec3::ZERO,
-                    segment: Segment::AfterCut,
-                }
-            };
+            return self.on_track(track, t).0;
         }
         if let Some((c, r)) = self.object {
             return self.around_at(t, c, r);
@@ -299,13 +311,11 @@ impl CameraPath {
     /// The view at time `t` for a viewport, with a 60 degree vertical field
     /// of view (along a track: its camera's field of view, planes and up).
     pub fn view(&self, t: f32, viewport: UVec2) -> View {
-        let p = self.at(t);
-        let (_, fov, (near, far)) = self.fly_settings();
-        let up = match &self.track {
-            Some(track) if t < self.cut_at => track.at(t.max(0.0)).0.up,
-            Some(track) => track.keys[0].up,
-            None => Vec3::Y,
+        let (p, up) = match &self.track {
+            Some(track) => self.on_track(track, t),
+            None => (self.at(t), Vec3::Y),
         };
+        let (fov, (near, far)) = self.lens();
         View::look_at(p.eye, p.target, up, fov, viewport, near, far).with_velocity(p.velocity)
     }
 }
