@@ -43,7 +43,7 @@
 //!   frame (Bevy otherwise keeps drawing the old bind group: bevy#15595).
 //! - **No reuse while bound.** Bevy records frame N while the main world runs
 //!   frame N+1; a texture mipstream frees may still be bound there, so the
-//!   plugin sets [`mipstream::StreamerOptions::recycle_after_submits`] to 3:
+//!   plugin sets [`mipstream::StreamerOptions::frames_in_flight`] to 3:
 //!   a freed texture is refilled for another only after the frames that
 //!   could bind it are recorded. Freed textures are dropped, never
 //!   destroyed, so wgpu keeps them alive as long as a bind group holds them.
@@ -262,7 +262,7 @@ impl Plugin for MipstreamPlugin {
             upload_bytes_per_frame: self.upload_bytes_per_frame,
             workers: self.workers.max(1),
             // Bevy records frame N while frame N+1 updates: see the crate docs
-            recycle_after_submits: 3,
+            frames_in_flight: 3,
             // Bevy draws meshes only from its own mesh allocator
             mesh_storage: MeshStorage::Engine,
             ..Default::default()

@@ -88,7 +88,7 @@ fn a_budget_cut_shows_within_two_frames_and_held_stays_under_budget() {
 fn materials_rebind_in_the_frame_their_texture_changes() {
     let (_one, mut h) = settled(5);
     let tails = h.mipstream().report().tail_bytes;
-    let recycle = h.mipstream().streamer().options().recycle_after_submits;
+    let recycle = h.mipstream().streamer().options().frames_in_flight;
     assert!(
         recycle >= 2,
         "pipelined rendering needs a delayed reuse: {recycle}"

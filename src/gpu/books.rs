@@ -4,7 +4,7 @@
 //! run on a [`Books`] copy, applying exactly the arithmetic the store will,
 //! so a decision taken on the copy holds when the store carries it out.
 
-use crate::transcode::gpu_level_bytes;
+use crate::transcode::gpu_level_alloc_bytes;
 
 /// Everything that makes two textures interchangeable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,11 +22,18 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// Bytes of texel data a texture of this shape holds.
+    /// Bytes the books count for a texture of this shape: each level's rows
+    /// of blocks padded to 256 bytes ([`gpu_level_alloc_bytes`]), an upper
+    /// bound of what a driver allocates beyond the texel data for row and
+    /// level alignment (lavapipe pads rows to 64 bytes: at most 940 bytes a
+    /// texture more than its texels, which the books must not miss, since
+    /// wgpu's memory counter counts the allocation). For textures with rows
+    /// of 256 bytes or more (a BC7 level 64 texels wide and up) it is the
+    /// texel data exactly.
     pub fn bytes(&self) -> u64 {
         (0..self.mips)
             .map(|m| {
-                gpu_level_bytes(
+                gpu_level_alloc_bytes(
                     self.format,
                     (self.width >> m).max(1),
                     (self.height >> m).max(1),
@@ -37,23 +44,30 @@ impl Shape {
     }
 }
 
+/// A released texture (or any released resource) with the updates begun
+/// since its release.
 #[derive(Debug, Clone)]
-struct Pooled<T> {
-    shape: Shape,
-    item: T,
-    /// Submits since it was released: at [`Pool::reuse_after`] or more, no
-    /// copy recorded this frame reads it and no frame the renderer may still
-    /// be recording binds it.
-    submits: u32,
+pub struct Pooled<T> {
+    /// Its shape.
+    pub shape: Shape,
+    /// The resource.
+    pub item: T,
+    /// Updates begun since it was released: at [`Pool::reuse_after`] (the
+    /// engine's frames in flight) or more, no copy recorded in the update
+    /// that released it reads it and no frame the renderer may still
+    /// record binds it.
+    pub age: u32,
 }
 
 /// The recycle pool: released textures kept, oldest first, up to a capacity,
-/// for a texture of the same shape to reuse. One released this frame is
-/// reused only after the frame's submit: the frame's encoder may still copy
+/// for a texture of the same shape to reuse. One released in an update is
+/// reused only from a later update on: that update's encoder may still copy
 /// from it, and `write_texture` into it would run before those copies. A
 /// renderer that records a frame while the next update runs (Bevy's
-/// pipelined rendering) still binds last frame's textures for one more
-/// submit: [`Pool::set_reuse_after`] waits longer.
+/// pipelined rendering) still binds last frame's textures for longer:
+/// [`Pool::set_reuse_after`] waits that many updates. What the pool lets go
+/// of (trimmed, or a texture that does not fit) comes back to the caller
+/// with its age, to be counted as retiring until the GPU is done with it.
 #[derive(Debug, Clone)]
 pub struct Pool<T> {
     entries: Vec<Pooled<T>>,
@@ -73,12 +87,12 @@ impl<T> Pool<T> {
         }
     }
 
-    /// Entries become reusable `submits` submits after their release (at least 1).
-    pub fn set_reuse_after(&mut self, submits: u32) {
-        self.reuse_after = submits.max(1);
+    /// Entries become reusable `updates` updates after their release (at least 1).
+    pub fn set_reuse_after(&mut self, updates: u32) {
+        self.reuse_after = updates.max(1);
     }
 
-    /// Submits after its release before an entry is reused.
+    /// Updates after its release before an entry is reused.
     pub fn reuse_after(&self) -> u32 {
         self.reuse_after
     }
@@ -93,20 +107,21 @@ impl<T> Pool<T> {
         self.capacity
     }
 
-    /// Changes the capacity, dropping the oldest entries beyond it.
-    pub fn set_capacity(&mut self, bytes: u64) {
+    /// Changes the capacity, letting go of the oldest entries beyond it.
+    pub fn set_capacity(&mut self, bytes: u64) -> Vec<Pooled<T>> {
         self.capacity = bytes;
-        self.trim(bytes);
+        self.trim(bytes)
     }
 
-    /// Drops the oldest entries until the pool holds at most `bytes`.
-    pub fn trim(&mut self, bytes: u64) {
+    /// Lets go of the oldest entries until the pool holds at most `bytes`;
+    /// returns them.
+    pub fn trim(&mut self, bytes: u64) -> Vec<Pooled<T>> {
         let mut oldest = 0;
         while self.bytes > bytes {
             self.bytes -= self.entries[oldest].shape.bytes();
             oldest += 1;
         }
-        self.entries.drain(..oldest);
+        self.entries.drain(..oldest).collect()
     }
 
     /// A ready entry of `shape`, taken out of the pool.
@@ -114,30 +129,35 @@ impl<T> Pool<T> {
         let i = self
             .entries
             .iter()
-            .position(|p| p.submits >= self.reuse_after && p.shape == shape)?;
+            .position(|p| p.age >= self.reuse_after && p.shape == shape)?;
         self.bytes -= shape.bytes();
         Some(self.entries.remove(i).item)
     }
 
-    /// Pools a released texture if it fits the capacity (making room by
-    /// dropping the oldest); otherwise it is dropped.
-    pub fn put(&mut self, shape: Shape, item: T) {
+    /// Pools a texture released now if it fits the capacity (making room
+    /// by letting go of the oldest); returns what the pool let go of (the
+    /// texture itself when it does not fit).
+    pub fn put(&mut self, shape: Shape, item: T) -> Vec<Pooled<T>> {
         let bytes = shape.bytes();
-        if bytes <= self.capacity {
-            self.trim(self.capacity - bytes);
-            self.entries.push(Pooled {
-                shape,
-                item,
-                submits: 0,
-            });
-            self.bytes += bytes;
+        let entry = Pooled {
+            shape,
+            item,
+            age: 0,
+        };
+        if bytes > self.capacity {
+            return vec![entry];
         }
+        let out = self.trim(self.capacity - bytes);
+        self.entries.push(entry);
+        self.bytes += bytes;
+        out
     }
 
-    /// Counts a submit for every entry (those at `reuse_after` become reusable).
-    pub fn mark_ready(&mut self) {
+    /// An update begins: every entry one update older (those at
+    /// `reuse_after` become reusable).
+    pub fn age(&mut self) {
         for p in &mut self.entries {
-            p.submits = p.submits.saturating_add(1);
+            p.age = p.age.saturating_add(1);
         }
     }
 
@@ -150,7 +170,7 @@ impl<T> Pool<T> {
                 .map(|p| Pooled {
                     shape: p.shape,
                     item: (),
-                    submits: p.submits,
+                    age: p.age,
                 })
                 .collect(),
             bytes: self.bytes,
@@ -177,11 +197,23 @@ pub struct Books {
     pub reserve: u64,
     /// The recycle pool.
     pub pool: Pool<()>,
+    /// Released textures and buffers the GPU may still hold: counted until
+    /// the engine's frames in flight have passed and the GPU has finished
+    /// every submission that could use them.
+    pub retiring: u64,
 }
 
 impl Books {
-    /// Every byte held: what the budget limits.
+    /// Every byte mipstream's resources take on the GPU: what it holds and
+    /// what it let go of that the GPU has not given back yet. What the
+    /// budget limits.
     pub fn accounted(&self) -> u64 {
+        self.held() + self.retiring
+    }
+
+    /// What mipstream holds: resident textures, mesh buffers, the pool,
+    /// staging and the loaders' reserve (not what is retiring).
+    pub fn held(&self) -> u64 {
         self.textures + self.meshes + self.pool.bytes() + self.staging + self.reserve
     }
 
@@ -191,10 +223,18 @@ impl Books {
         self.textures += shape.bytes();
     }
 
-    /// A texture of `shape` given back (into the pool when it fits).
+    /// A texture of `shape` given back (into the pool when it fits; what
+    /// the pool lets go of retires).
     pub fn release(&mut self, shape: Shape) {
         self.textures = self.textures.saturating_sub(shape.bytes());
-        self.pool.put(shape, ());
+        let out = self.pool.put(shape, ());
+        self.retiring += out.iter().map(|p| p.shape.bytes()).sum::<u64>();
+    }
+
+    /// The pool trimmed to at most `bytes`; what it lets go of retires.
+    pub fn trim_pool(&mut self, bytes: u64) {
+        let out = self.pool.trim(bytes);
+        self.retiring += out.iter().map(|p| p.shape.bytes()).sum::<u64>();
     }
 
     /// `bytes` of uploads recorded.
@@ -208,9 +248,10 @@ impl Books {
         self.staging += staged;
     }
 
-    /// Mesh buffers of `bytes` given back.
+    /// Mesh buffers of `bytes` given back: retiring.
     pub fn release_mesh(&mut self, bytes: u64) {
         self.meshes = self.meshes.saturating_sub(bytes);
+        self.retiring += bytes;
     }
 }
 
@@ -234,16 +275,19 @@ mod tests {
         let s = shape(4); // 64 bytes
         pool.put(s, 1);
         assert_eq!(pool.take(s), None, "released this frame: not yet");
-        pool.mark_ready();
+        pool.age();
         pool.put(s, 2);
         pool.put(s, 3);
-        pool.put(s, 4); // the oldest (1) goes for room
+        let out = pool.put(s, 4); // the oldest (1) goes for room
+        assert_eq!(out.iter().map(|p| p.item).collect::<Vec<_>>(), [1]);
         assert_eq!(pool.bytes(), 3 * 64);
-        pool.mark_ready();
+        pool.age();
         assert_eq!(pool.take(s), Some(2));
-        pool.put(shape(16), 5); // 1024 bytes: more than the capacity, dropped
+        let out = pool.put(shape(16), 5); // 1024 bytes: more than the capacity
+        assert_eq!(out.iter().map(|p| p.item).collect::<Vec<_>>(), [5]);
         assert_eq!(pool.bytes(), 2 * 64);
-        pool.set_capacity(64);
+        let out = pool.set_capacity(64);
+        assert_eq!((out[0].item, out[0].age), (3, 1), "let go of with its age");
         assert_eq!(pool.take(s), Some(4), "the capacity drops the oldest");
         assert_eq!(pool.bytes(), 0);
     }
@@ -255,16 +299,16 @@ mod tests {
         let s = shape(4);
         pool.put(s, 1);
         for submit in 1..3 {
-            pool.mark_ready();
+            pool.age();
             assert_eq!(
                 pool.take(s),
                 None,
-                "after {submit} submits: may still be bound"
+                "after {submit} updates: may still be bound"
             );
         }
-        pool.mark_ready();
+        pool.age();
         assert_eq!(pool.books().take(s), Some(()), "the books agree");
-        assert_eq!(pool.take(s), Some(1), "after 3 submits");
+        assert_eq!(pool.take(s), Some(1), "after 3 updates");
     }
 
     #[test]
@@ -275,6 +319,7 @@ mod tests {
             staging: 0,
             reserve: 0,
             pool: Pool::new(1000),
+            retiring: 0,
         };
         let s = shape(4);
         b.create(s);
@@ -282,11 +327,19 @@ mod tests {
         assert_eq!(b.accounted(), 128);
         b.release(s);
         assert_eq!((b.textures, b.pool.bytes(), b.accounted()), (0, 64, 128));
-        b.pool.mark_ready();
+        b.pool.age();
         b.create(s); // from the pool: nothing new
         assert_eq!(b.accounted(), 128);
         b.create_mesh(100, 90);
         b.release_mesh(100);
-        assert_eq!(b.accounted(), 128 + 90);
+        assert_eq!(b.accounted(), 128 + 90 + 100, "released buffers retire");
+        assert_eq!((b.held(), b.retiring), (128 + 90, 100));
+        b.release(s);
+        b.trim_pool(0);
+        assert_eq!(
+            (b.pool.bytes(), b.retiring),
+            (0, 164),
+            "a trimmed pool retires"
+        );
     }
 }

@@ -7,17 +7,27 @@
 //! `Queue::write_texture` (wgpu's staging belt) or copied from the staging
 //! buffer a loader thread filled ([`super::staging`]), then the new texture
 //! replaces the old.
-//! wgpu keeps a dropped texture alive until the GPU is done with it, so the old
-//! one is simply released, into a small recycle pool when it fits (the pool
+//! The old one is released into a small recycle pool when it fits (the pool
 //! counts against the budget) so that shapes that come and go reuse memory
 //! instead of churning the allocator.
+//!
+//! wgpu frees a dropped texture or buffer only when the GPU has finished
+//! every submission that used it, and an engine's bind groups keep it alive
+//! until the engine rebuilds them. So whatever the store lets go of (a
+//! texture the pool does not keep, a pool trim, mesh buffers) stays in the
+//! books as *retiring*: its handle is kept for the engine's frames in flight
+//! ([`GpuStore::set_frames_in_flight`], counted in updates), then dropped,
+//! and its bytes leave the books in a `Queue::on_submitted_work_done`
+//! callback registered at that moment, which wgpu runs after the
+//! submissions that could still use it have finished (at a later
+//! non-blocking poll, or any submit, the engine's included). Nothing waits.
 //!
 //! Every allocation runs inside an out-of-memory error scope and is reported
 //! as [`AllocError`] instead of panicking. A test hook can make the next
 //! allocations fail as if the GPU were out of memory.
 
 pub use super::books::Shape;
-use super::books::{Books, Pool};
+use super::books::{Books, Pool, Pooled};
 use super::staging::{StagedLevel, StagingReserve};
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
@@ -54,12 +64,15 @@ pub struct MeshBuffers {
 }
 
 /// Bytes the vertex and index buffers of a mesh LOD with `vertices` and
-/// `indices` take (48 and 4 bytes each; wgpu wants non-empty buffers): what
-/// the books count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
+/// `indices` take (48 and 4 bytes each), each rounded up to 256 bytes (the
+/// buffers are made that size: the driver rounds a buffer's memory up to
+/// its alignment, which wgpu's memory counter counts): what the books
+/// count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
 pub fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
+    let round = |bytes: u64| bytes.max(1).next_multiple_of(256);
     [
-        (vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64).max(4),
-        (indices * 4).max(4),
+        round(vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64),
+        round(indices * 4),
     ]
 }
 
@@ -120,6 +133,34 @@ pub struct GpuStore {
     live_meshes: u64,
     /// The last mesh serial handed out.
     mesh_serial: u64,
+    /// Released resources kept until the engine's frames in flight have
+    /// passed, with their bytes and the updates begun since their release.
+    retiring: Vec<Retiring>,
+    /// Bytes in `retiring`.
+    retiring_held: u64,
+    /// Bytes of retired resources dropped whose submissions the GPU has
+    /// not finished: emptied by finished-work callbacks.
+    retiring_in_flight: Arc<AtomicU64>,
+    /// Updates an engine may still bind a texture after the update that
+    /// replaced it.
+    frames_in_flight: u32,
+}
+
+/// A released resource the GPU may still use, kept until the engine's
+/// frames in flight have passed.
+#[derive(Debug)]
+struct Retiring {
+    bytes: u64,
+    /// Updates begun since its release.
+    age: u32,
+    /// Held only so that dropping it is ours to time.
+    _item: Retired,
+}
+
+#[derive(Debug)]
+enum Retired {
+    Texture(#[allow(dead_code)] wgpu::Texture),
+    Mesh(#[allow(dead_code)] Option<MeshBuffers>),
 }
 
 impl GpuStore {
@@ -139,6 +180,10 @@ impl GpuStore {
             live_textures: 0,
             live_meshes: 0,
             mesh_serial: 0,
+            retiring: Vec::new(),
+            retiring_held: 0,
+            retiring_in_flight: Arc::new(AtomicU64::new(0)),
+            frames_in_flight: 1,
         }
     }
 
@@ -183,13 +228,35 @@ impl GpuStore {
         &self.reserve
     }
 
-    /// Every byte of GPU memory mipstream holds through this store.
+    /// Every byte of GPU memory mipstream's resources take: what it holds
+    /// and what it released that the GPU has not given back yet.
     pub fn accounted_bytes(&self) -> u64 {
+        self.held_bytes() + self.retiring_bytes()
+    }
+
+    /// What mipstream holds through this store: resident textures, mesh
+    /// buffers, the pool, staging and the loaders' reserve.
+    pub fn held_bytes(&self) -> u64 {
         self.live_textures
             + self.live_meshes
             + self.pool.bytes()
             + self.staging_bytes()
             + self.reserve.accounted()
+    }
+
+    /// Released textures and buffers the GPU may still hold: kept for the
+    /// engine's frames in flight, or dropped and waiting for the GPU to
+    /// finish the submissions that used them.
+    pub fn retiring_bytes(&self) -> u64 {
+        self.retiring_held + self.retiring_in_flight.load(Ordering::Acquire)
+    }
+
+    /// Resources released and still retiring: kept for the engine's
+    /// frames in flight, and dropped ones whose memory wgpu frees when the
+    /// GPU is done (these two counts are wgpu's live objects mipstream
+    /// answers for beside what it holds).
+    pub fn retiring_kept(&self) -> usize {
+        self.retiring.len()
     }
 
     /// A copy of the books, to simulate decisions on.
@@ -200,22 +267,78 @@ impl GpuStore {
             staging: self.staging_bytes(),
             reserve: self.reserve.accounted(),
             pool: self.pool.books(),
+            retiring: self.retiring_bytes(),
         }
     }
 
-    /// Changes the pool capacity, releasing pooled textures beyond it.
+    /// Changes the pool capacity, letting go of pooled textures beyond it.
     pub fn set_pool_capacity(&mut self, bytes: u64) {
-        self.pool.set_capacity(bytes);
+        let out = self.pool.set_capacity(bytes);
+        self.retire_pooled(out);
     }
 
-    /// Pooled textures are reused `submits` submits after their release.
-    pub fn set_pool_reuse_after(&mut self, submits: u32) {
-        self.pool.set_reuse_after(submits);
+    /// Released textures are reused, and released resources dropped, only
+    /// `updates` updates after their release (at least 1): the engine's
+    /// frames that may still bind them.
+    pub fn set_frames_in_flight(&mut self, updates: u32) {
+        self.pool.set_reuse_after(updates);
+        self.frames_in_flight = updates.max(1);
     }
 
-    /// Releases pooled textures until the pool holds at most `bytes`.
+    /// Lets go of pooled textures until the pool holds at most `bytes`
+    /// (they retire).
     pub fn trim_pool(&mut self, bytes: u64) {
-        self.pool.trim(bytes);
+        let out = self.pool.trim(bytes);
+        self.retire_pooled(out);
+    }
+
+    fn retire_pooled(&mut self, out: Vec<Pooled<wgpu::Texture>>) {
+        for p in out {
+            self.retiring_held += p.shape.bytes();
+            self.retiring.push(Retiring {
+                bytes: p.shape.bytes(),
+                age: p.age,
+                _item: Retired::Texture(p.item),
+            });
+        }
+    }
+
+    /// An update begins: released resources one update older; those the
+    /// engine's frames no longer bind are dropped, and their bytes leave
+    /// the books once the GPU has finished every submission so far (a
+    /// finished-work callback: never waited on).
+    pub fn begin_update(&mut self) {
+        self.pool.age();
+        for r in &mut self.retiring {
+            r.age = r.age.saturating_add(1);
+        }
+        let after = self.frames_in_flight;
+        self.drop_retired(|r| r.age >= after);
+    }
+
+    /// Drops every retiring resource now (their bytes still wait for the
+    /// GPU): for a caller that has just made sure the engine binds none.
+    pub fn drop_all_retiring(&mut self) {
+        self.drop_retired(|_| true);
+    }
+
+    fn drop_retired(&mut self, ready: impl Fn(&Retiring) -> bool) {
+        let mut bytes = 0;
+        self.retiring.retain(|r| {
+            let go = ready(r);
+            if go {
+                bytes += r.bytes;
+            }
+            !go
+        });
+        if bytes > 0 {
+            self.retiring_held -= bytes;
+            self.retiring_in_flight.fetch_add(bytes, Ordering::AcqRel);
+            let counter = self.retiring_in_flight.clone();
+            self.queue.on_submitted_work_done(move || {
+                counter.fetch_sub(bytes, Ordering::AcqRel);
+            });
+        }
     }
 
     /// Makes the next `count` allocations fail as out-of-memory (a test hook
@@ -364,7 +487,11 @@ impl GpuStore {
                 bytes,
             });
         }
-        let staged = (vertex_bytes.len() + index_bytes.len()) as u64;
+        // wgpu's staging buffers for the two writes, rounded as the
+        // buffers are
+        let staged = mesh_buffer_sizes(data.vertices.len() as u64, data.indices.len() as u64)
+            .iter()
+            .sum::<u64>();
         self.staging_in_flight.fetch_add(staged, Ordering::AcqRel);
         self.unsubmitted_staging += staged;
         self.live_meshes += bytes;
@@ -406,9 +533,17 @@ impl GpuStore {
         })
     }
 
-    /// Gives mesh buffers back (wgpu frees them when the GPU is done).
+    /// Gives mesh buffers back: retiring until the engine's frames in
+    /// flight have passed and the GPU is done (an engine-held LOD too: the
+    /// engine frees its copy on the same frames).
     pub fn release_mesh(&mut self, mesh: GpuMesh) {
         self.live_meshes = self.live_meshes.saturating_sub(mesh.bytes);
+        self.retiring_held += mesh.bytes;
+        self.retiring.push(Retiring {
+            bytes: mesh.bytes,
+            age: 0,
+            _item: Retired::Mesh(mesh.buffers),
+        });
     }
 
     /// Whether recorded copies or uploads wait for a [`submit`](Self::submit).
@@ -418,8 +553,8 @@ impl GpuStore {
             || !self.unsubmitted_staged.is_empty()
     }
 
-    /// Gives a texture back: into the pool if it fits, else dropped (wgpu frees
-    /// it when the GPU is done with it).
+    /// Gives a texture back: into the pool if it fits, else retiring (and
+    /// what the pool lets go of for room too).
     pub fn release(&mut self, texture: GpuTexture) {
         let t = texture.texture;
         let shape = Shape {
@@ -430,7 +565,8 @@ impl GpuStore {
             layers: t.depth_or_array_layers(),
         };
         self.live_textures = self.live_textures.saturating_sub(shape.bytes());
-        self.pool.put(shape, t);
+        let out = self.pool.put(shape, t);
+        self.retire_pooled(out);
     }
 
     /// Records copies of `count` mips of `from` (starting at its mip
@@ -537,7 +673,6 @@ impl GpuStore {
                 })
         });
         self.queue.submit([encoder.finish()]);
-        self.pool.mark_ready();
         let size = std::mem::take(&mut self.unsubmitted_staging);
         if size > 0 {
             let counter = self.staging_in_flight.clone();

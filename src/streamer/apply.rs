@@ -30,6 +30,10 @@ impl Streamer {
     /// carried out on the store (`apply.rs`), phase by phase.
     pub(super) fn work(&mut self) {
         self.release_holds();
+        // an update that begins over the budget by what the GPU holds (a
+        // budget cut, an out-of-memory event, the driver's budget fell)
+        // gives memory back and grows nothing until it is within again
+        self.stats.giving_back = self.gpu.accounted_bytes() > self.hard_budget();
         let mut room = UploadRoom::new(
             self.options.upload_bytes_per_frame,
             self.options.uploads_per_frame,
@@ -67,7 +71,7 @@ impl Streamer {
         if self.stats.plan_age > 0 {
             work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
             self.keep_pool_within_budget();
-            if self.gpu.accounted_bytes() > self.hard_budget() {
+            if self.gpu.held_bytes() > self.hard_budget() {
                 let steps = work::drop_meshes_further(&self.mesh_facts(), &mut self.context());
                 work |= self.carry_out(steps, &mut room, false).work;
             }
@@ -98,11 +102,13 @@ impl Streamer {
         failed: &mut work::Refused,
         deferred: &mut bool,
     ) -> bool {
-        self.gpu.accounted_bytes() > self.hard_budget()
+        self.gpu.held_bytes() > self.hard_budget()
             && self.shrink_textures_with(room, failed, true, deferred, work::shrink_further)
     }
 
-    /// Drops pooled textures (oldest first) while the books exceed the budget.
+    /// Lets go of pooled textures (oldest first) while the books, what the
+    /// GPU still holds included, exceed the budget: they retire, and leave
+    /// the books sooner than a texture released later would.
     pub(super) fn keep_pool_within_budget(&mut self) {
         let excess = self
             .gpu
@@ -114,19 +120,17 @@ impl Streamer {
         }
     }
 
-    /// The frame's last step: finished work's callbacks run.
+    /// The frame's last step: finished work's callbacks run (never waited
+    /// for: a forced shrink's staging on a backend without GPU copies is
+    /// memory in the budget cut's service, counted until the GPU is done).
     pub(super) fn end_frame(&mut self) {
         self.gpu.poll();
-        if self.gpu.accounted_bytes() > self.hard_budget() && self.gpu.staging_bytes() > 0 {
-            // a forced eviction re-uploaded kept levels (backends without GPU
-            // copies): the budget is a hard limit, so let that staging drain
-            self.gpu.wait_idle();
-            self.gpu.poll();
-        }
         // still over only if refused shrinks left no texture to give way
         // (`shrink_further` goes down to every tail before it stops)
         self.stats.stuck_over_budget =
-            self.stats.refused_shrinks > 0 && self.gpu.accounted_bytes() > self.hard_budget();
+            self.stats.refused_shrinks > 0 && self.gpu.held_bytes() > self.hard_budget();
+        self.stats.retiring_bytes = self.gpu.retiring_bytes();
+        self.stats.gpu_bytes = self.gpu.accounted_bytes();
     }
 
     /// The decisions' setting: a copy of the books and the frame's limits.
@@ -139,6 +143,7 @@ impl Streamer {
             plan_bytes: self.planner.last_plan().bytes,
             shrinks_left: self.shrink_share(),
             shrinks_deferred: false,
+            went_over: false,
         }
     }
 
@@ -189,6 +194,7 @@ impl Streamer {
                 let steps = decide(&facts, &mut ctx, &mut room.clone(), failed);
                 shrinks_left = ctx.shrinks_left;
                 *deferred |= ctx.shrinks_deferred;
+                self.stats.giving_back |= ctx.went_over;
                 steps
             };
             let carried = self.carry_out(steps, room, false);

@@ -137,6 +137,10 @@ impl Streamer {
         self.planner.get().forget_history();
         self.budget.forget_headroom();
         self.gpu.submit();
+        // nothing retiring either: a settle that began with memory on its
+        // way back would wait for it where a fresh streamer does not (the
+        // caller binds the tails from `take_changed` before its next frame)
+        self.gpu.drop_all_retiring();
         self.gpu.wait_idle();
         self.gpu.poll();
         Ok(())

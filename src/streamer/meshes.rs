@@ -93,7 +93,7 @@ impl MeshEntry {
                 PendingLod {
                     lod: d.lod,
                     bytes: gpu_bytes(&info),
-                    upload: info.bytes(),
+                    upload: gpu_bytes(&info),
                 }
             }),
         }
@@ -301,7 +301,7 @@ impl Streamer {
     /// exceeded (the old LODs' bytes go first).
     pub(super) fn end_fades(&mut self) {
         let frames = self.options.mesh_cross_fade_frames as u64;
-        let over = self.gpu.accounted_bytes() > self.hard_budget();
+        let over = self.gpu.held_bytes() > self.hard_budget();
         for id in self.mesh_ids() {
             let frame = self.frame;
             let e = self.meshes.get_mut(id).expect("live id");

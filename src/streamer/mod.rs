@@ -296,7 +296,7 @@ impl Streamer {
             restage: Vec::new(),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
-        s.gpu.set_pool_reuse_after(s.options.recycle_after_submits);
+        s.gpu.set_frames_in_flight(s.options.frames_in_flight);
         if s.options.loader_staging_bytes > 0 {
             let reserve = s.gpu.staging_reserve().clone();
             s.loader
@@ -456,9 +456,26 @@ impl Streamer {
         self.gpu.set_faults(faults);
     }
 
-    /// Bytes held on the GPU now: resident textures, mesh buffers, the
-    /// recycle pool and upload staging in flight (what the budget limits).
+    /// Bytes mipstream holds on the GPU now: resident textures, mesh
+    /// buffers, the recycle pool, upload staging in flight and the loaders'
+    /// reserve. Not what it released and the GPU still holds
+    /// ([`retiring_bytes`](Self::retiring_bytes)).
     pub fn held_bytes(&self) -> u64 {
+        self.gpu.held_bytes()
+    }
+
+    /// Bytes of textures and buffers mipstream released that the GPU may
+    /// still hold: kept until the engine's frames in flight
+    /// ([`crate::StreamerOptions::frames_in_flight`]) have passed, then
+    /// until the GPU has finished the submissions that used them.
+    pub fn retiring_bytes(&self) -> u64 {
+        self.gpu.retiring_bytes()
+    }
+
+    /// What mipstream's resources take on the GPU now: held and retiring
+    /// together. This is what the budget limits (see the crate's docs on
+    /// the memory guarantee).
+    pub fn gpu_bytes(&self) -> u64 {
         self.gpu.accounted_bytes()
     }
 
@@ -543,6 +560,9 @@ impl Streamer {
                 }
             }
         }
+        // released resources the engine's frames no longer bind are dropped
+        // before the poll, so what the GPU has finished is freed in it
+        self.gpu.begin_update();
         self.gpu.poll();
         self.budget.refresh_driver(self.frame, self.gpu.device());
         self.budget.tick(self.frame);
@@ -631,11 +651,27 @@ impl Streamer {
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_mesh_invariants()?;
         self.check_texture_invariants()?;
-        let held = self.gpu.accounted_bytes();
+        let held = self.gpu.held_bytes();
         let budget = self.hard_budget();
         // unless the device refused the shrinks that would have freed it
         if held > budget && !self.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudget { held, budget });
+        }
+        // with what the GPU still holds: an update that began within the
+        // budget ends within it; one that began over it (a budget cut) is
+        // giving memory back and grows nothing
+        let gpu = self.gpu.accounted_bytes();
+        if gpu > budget && !self.stats.giving_back && !self.stats.stuck_over_budget {
+            return Err(InvariantViolation::OverBudgetOnGpu {
+                held,
+                retiring: self.gpu.retiring_bytes(),
+                budget,
+            });
+        }
+        if self.stats.giving_back && self.stats.grown > 0 {
+            return Err(InvariantViolation::GrewWhileGivingBack {
+                grown: self.stats.grown,
+            });
         }
         Ok(())
     }
@@ -648,7 +684,7 @@ impl Streamer {
             what,
             bytes,
             budget: self.effective_budget(),
-            resident: self.gpu.accounted_bytes(),
+            resident: self.gpu.held_bytes(),
             reserved_unallocated: memory::allocator_summary(self.gpu.device())
                 .map(|a| a.unallocated()),
         };
@@ -664,6 +700,7 @@ impl Streamer {
             staging: self.gpu.staging_bytes(),
             loader_staging: self.gpu.staging_reserve().accounted(),
             loader_staging_used: self.gpu.staging_reserve().used(),
+            retiring: self.gpu.retiring_bytes(),
             ..Default::default()
         };
         let textures = self.texture_reports(&mut totals);
@@ -701,7 +738,7 @@ impl Streamer {
             w.push(format!(
                 "frame {}: {} held, over the {} budget in force: the device refused the shrinks that would free it (tried again next update)",
                 self.frame,
-                memory::human_bytes(self.gpu.accounted_bytes()),
+                memory::human_bytes(self.gpu.held_bytes()),
                 memory::human_bytes(self.hard_budget())
             ));
         }

@@ -72,13 +72,17 @@ pub struct StreamerOptions {
     /// Bytes of freed textures kept for reuse (counted in the budget).
     /// Default: 4 MiB, at most a sixteenth of the budget.
     pub recycle_pool_bytes: u64,
-    /// Submits (updates) after its release before a freed texture is reused
-    /// for another: 1 (the default) for a renderer that rebinds what
-    /// [`crate::Streamer::take_changed`] lists before it next draws; 2 or more
-    /// for one that records a frame while the next `update` runs (Bevy's
-    /// pipelined rendering), so that no frame still being recorded samples
-    /// a texture refilled with another's texels. 0 counts as 1.
-    pub recycle_after_submits: u32,
+    /// The engine's frames in flight, in updates: how many updates after
+    /// the one that replaced a texture (or a mesh LOD) the engine may still
+    /// record a frame that binds the old one. A released texture is reused
+    /// from the pool, and a released resource dropped, only that many
+    /// updates later; until wgpu frees it its bytes count as retiring, in
+    /// the budget. 1 (the default) for a renderer that rebuilds its bind
+    /// groups from [`crate::Streamer::take_changed`] before it next submits
+    /// and keeps no clone of a replaced view; 2 or more for one that
+    /// records a frame while the next `update` runs (Bevy's pipelined
+    /// rendering). 0 counts as 1.
+    pub frames_in_flight: u32,
     /// Fraction of the budget kept free beside the plan, on top of the room
     /// the plan keeps for its own largest growth step (old and new copies
     /// and the staged levels coexist until the swap; see
@@ -142,7 +146,7 @@ impl Default for StreamerOptions {
             tail_size: 64,
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,
-            recycle_after_submits: 1,
+            frames_in_flight: 1,
             transient_reserve: 0.0,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,

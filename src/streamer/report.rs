@@ -211,10 +211,14 @@ pub struct Totals {
     pub loader_staging: u64,
     /// Of that, bytes loader-staged levels hold now (not counted again).
     pub loader_staging_used: u64,
+    /// Textures and buffers released that the GPU may still hold
+    /// ([`crate::Streamer::retiring_bytes`]): not held, but counted in the
+    /// budget until wgpu frees them.
+    pub retiring: u64,
 }
 
 impl Totals {
-    /// Everything mipstream holds.
+    /// Everything mipstream holds (not what is retiring).
     pub fn accounted(&self) -> u64 {
         self.color
             + self.normal
@@ -223,6 +227,12 @@ impl Totals {
             + self.pool
             + self.staging
             + self.loader_staging
+    }
+
+    /// What mipstream's resources take on the GPU: held and retiring,
+    /// what the budget limits.
+    pub fn on_gpu(&self) -> u64 {
+        self.accounted() + self.retiring
     }
 }
 
@@ -251,6 +261,17 @@ pub struct FrameStats {
     /// texture left that could give way; the next update tries again.
     /// [`crate::Streamer::check_invariants`] does not count it a violation.
     pub stuck_over_budget: bool,
+    /// Whether this update began above the budget in force by what the GPU
+    /// holds (held and retiring: a budget cut, an out-of-memory event, a
+    /// lower driver budget, tails registered): it gave memory back and
+    /// grew nothing.
+    pub giving_back: bool,
+    /// When the update returned: bytes mipstream released that the GPU may
+    /// still hold ([`crate::Streamer::retiring_bytes`]).
+    pub retiring_bytes: u64,
+    /// When the update returned: held and retiring together, what the
+    /// budget limits ([`crate::Streamer::gpu_bytes`]).
+    pub gpu_bytes: u64,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture levels written, each one copy command the frame's submit
@@ -350,9 +371,11 @@ impl fmt::Display for ResidencyReport {
         let t = &self.totals;
         writeln!(
             f,
-            "frame {}: {} of {} budget ({} effective); colour {}, normal {}, data {}, meshes {}, pool {}, staging {}",
+            "frame {}: {} on the GPU ({} held, {} retiring) of {} budget ({} effective); colour {}, normal {}, data {}, meshes {}, pool {}, staging {}",
             self.frame.frame,
+            human_bytes(t.on_gpu()),
             human_bytes(t.accounted()),
+            human_bytes(t.retiring),
             human_bytes(self.budget),
             human_bytes(self.effective_budget),
             human_bytes(t.color),
@@ -483,6 +506,23 @@ pub enum InvariantViolation {
         held: u64,
         /// The budget in force.
         budget: u64,
+    },
+    /// An update that began within the budget ended above it by what the
+    /// GPU holds (held and retiring together).
+    #[error("{held} bytes held and {retiring} retiring exceed the {budget}-byte budget after an update that began within it")]
+    OverBudgetOnGpu {
+        /// Bytes held.
+        held: u64,
+        /// Bytes released that the GPU may still hold.
+        retiring: u64,
+        /// The budget in force.
+        budget: u64,
+    },
+    /// Something grew in an update that was giving memory back.
+    #[error("{grown} assets grew in an update that began over the budget")]
+    GrewWhileGivingBack {
+        /// Assets grown.
+        grown: u32,
     },
     /// A texture lost its tail or its levels do not end at its last level.
     #[error("texture {id} holds levels {first}..{end} but must hold {tail}..{levels}")]

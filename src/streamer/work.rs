@@ -188,6 +188,11 @@ pub(crate) struct Context {
     /// its full working set: the plans kept that room free for hundreds of
     /// frames).
     pub(crate) shrinks_deferred: bool,
+    /// A shrink the plan asks for was carried out over the budget: nothing
+    /// was retiring, staged or pooled that could make its room later (a
+    /// budget lowered to just above what is held, with the plan moving
+    /// bytes between textures), so the update gives memory back.
+    pub(crate) went_over: bool,
 }
 
 /// What the GPU store is to do.
@@ -303,7 +308,7 @@ pub(crate) fn shrink_textures(
         let p = &t.plan;
         let to = if coarser(t) {
             Some(p.target)
-        } else if p.tier != t.tier && ctx.books.accounted() > ctx.hard_budget {
+        } else if p.tier != t.tier && ctx.books.held() > ctx.hard_budget {
             // a tier switch frees nothing until the new tier has loaded; it
             // keeps showing the old tier meanwhile (growth elsewhere waits
             // for those bytes), unless the budget is exceeded: then shrink
@@ -324,18 +329,32 @@ pub(crate) fn shrink_textures(
         let kept: Vec<&LevelImage> = t
             .shadow
             .map_or(Vec::new(), |s| s.range(to..).map(|(_, l)| l).collect());
-        let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
-        let over_budget = ctx.books.accounted() > ctx.hard_budget;
+        let reupload: u64 = kept.iter().map(|l| l.unstaged_bytes()).sum();
+        let over_budget = ctx.books.held() > ctx.hard_budget;
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
         // the recycle pool, where each shrink's old copy goes, is a cache
-        // trimmed after the shrinks: it forces none
-        let forced = ctx.books.accounted() - ctx.books.pool.bytes() > ctx.hard_budget;
+        // trimmed after the shrinks: it forces none; nor does what is
+        // retiring, which no shrink frees sooner
+        let forced = ctx.books.held() - ctx.books.pool.bytes() > ctx.hard_budget;
         let copies = t.geometry.levels - to;
         if (ctx.shrinks_left == 0 || !room.copies_fit(copies)) && !forced {
             ctx.shrinks_deferred = true;
             continue; // not forced by the budget: a later frame's
+        }
+        // the smaller copy is made beside the old one, which retires: a
+        // shrink the budget does not force waits for that room, unless
+        // nothing held could ever make it (nothing retiring, staged or
+        // pooled), when it goes over and the update gives memory back
+        let new = t.geometry.shape(to, t.tier).bytes() + reupload;
+        if !forced && ctx.books.accounted() + new > ctx.hard_budget {
+            let b = &ctx.books;
+            if b.retiring > 0 || b.staging > 0 || b.pool.bytes() > 0 {
+                ctx.shrinks_deferred = true;
+                continue;
+            }
+            ctx.went_over = true;
         }
         ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.books.create(t.geometry.shape(to, t.tier));
@@ -384,13 +403,13 @@ pub(crate) fn shrink_further(
     });
     let mut steps = Vec::new();
     for t in order {
-        if ctx.books.accounted() <= ctx.hard_budget {
+        if ctx.books.held() <= ctx.hard_budget {
             break;
         }
         let kept: Vec<&LevelImage> = t
             .shadow
             .map_or(Vec::new(), |s| s.range(t.tail..).map(|(_, l)| l).collect());
-        let reupload: u64 = kept.iter().map(|l| l.data.len() as u64).sum();
+        let reupload: u64 = kept.iter().map(|l| l.unstaged_bytes()).sum();
         ctx.books.create(t.geometry.shape(t.tail, t.tier));
         ctx.books.stage(reupload);
         ctx.books.release(t.geometry.shape(t.first, t.tier));
@@ -424,7 +443,7 @@ pub(crate) fn shrink_meshes(meshes: &[MeshFacts], ctx: &mut Context) -> Vec<Step
             continue;
         };
         let p = &m.plan;
-        let over = ctx.books.accounted() > ctx.hard_budget;
+        let over = ctx.books.held() > ctx.hard_budget;
         let ready = m.pending.is_some_and(|d| d.lod == p.target);
         if p.target > lod && (p.target >= m.coarsest || (over && !ready)) {
             if over {
@@ -460,7 +479,7 @@ pub(crate) fn drop_meshes_further(meshes: &[MeshFacts], ctx: &mut Context) -> Ve
     order.sort_by_key(|&(m, bytes)| (std::cmp::Reverse(bytes), m.id));
     let mut steps = Vec::new();
     for (m, bytes) in order {
-        if ctx.books.accounted() <= ctx.hard_budget {
+        if ctx.books.held() <= ctx.hard_budget {
             break;
         }
         ctx.books.release_mesh(bytes);
@@ -523,7 +542,7 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     // without GPU copies the kept levels are uploaded again with the new ones
     let reupload: u64 = t
         .shadow
-        .map_or(0, |s| s.values().map(|l| l.data.len() as u64).sum());
+        .map_or(0, |s| s.values().map(|l| l.unstaged_bytes()).sum());
     let (mut take, mut bytes, mut count, mut hold) = (t.first, reupload, 0u32, None);
     while take > t.plan.target {
         let Some(img) = t.pending.get(&(take - 1)) else {
@@ -542,14 +561,14 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     if take == t.first {
         return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
     }
-    // The finest arrived level that fits beside everything held (the
-    // recycle pool given up if need be): a planned level that does not fit
-    // (a prefetch level the spare-budget floor asked for, often) must not
-    // keep the coarser arrived ones out. When none fits, the finest waits.
-    let pool_free = ctx.books.accounted() - ctx.books.pool.bytes();
+    // The finest arrived level that fits beside everything held and
+    // retiring (a pool given up retires too, so it makes no room at once):
+    // a planned level that does not fit (a prefetch level the spare-budget
+    // floor asked for, often) must not keep the coarser arrived ones out.
+    // When none fits, the finest waits.
     let fits = |first: u32| {
         let new = build_bytes(t, first, t.tier, first..t.first, true);
-        pool_free + new <= ctx.hard_budget
+        ctx.books.accounted() + new <= ctx.hard_budget
     };
     let finest = take;
     while take < t.first && !fits(take) {
@@ -631,7 +650,7 @@ fn build_bytes(
         .map(|l| t.pending[&l].unstaged_bytes())
         .sum();
     let kept = match (t.shadow, keep_old) {
-        (Some(s), true) => s.values().map(|l| l.data.len() as u64).sum(),
+        (Some(s), true) => s.values().map(|l| l.unstaged_bytes()).sum(),
         _ => 0,
     };
     t.geometry.shape(first, tier).bytes() + upload + kept
@@ -656,18 +675,16 @@ fn build(
     let upload: u64 = levels.iter().map(|l| t.pending[l].unstaged_bytes()).sum();
     // without GPU copies the kept levels are staged again beside the new ones
     let kept: (u64, u32) = match (t.shadow, keep_old) {
-        (Some(s), true) => (
-            s.values().map(|l| l.data.len() as u64).sum(),
-            s.len() as u32,
-        ),
+        (Some(s), true) => (s.values().map(|l| l.unstaged_bytes()).sum(), s.len() as u32),
         _ => (0, 0),
     };
     let need = build_bytes(t, first, tier, levels.iter().copied(), keep_old);
     let hard_budget = ctx.hard_budget;
     let fits = |books: &Books| books.accounted() + need <= hard_budget;
-    let trim_pool = !fits(&ctx.books);
+    // a pool given up retires: it makes room once the GPU is done with it
+    let trim_pool = !fits(&ctx.books) && ctx.books.pool.bytes() > 0;
     if trim_pool {
-        ctx.books.pool.trim(0);
+        ctx.books.trim_pool(0);
     }
     if !fits(&ctx.books) {
         let mut step = Step::hold(asset, BelowReason::Budget);
@@ -710,21 +727,15 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     if !room.fits(d.upload, 0, 0) || !room.copies_fit(1) {
         return Some(Step::hold(asset, BelowReason::UploadCap));
     }
-    // the new buffers and their staging beside everything held; the old
-    // detail is released first unless a cross-fade keeps it
+    // the new buffers and their staging beside everything held and
+    // retiring; the old detail, released first unless a cross-fade keeps
+    // it, retires
     let old = m.detail.map_or(0, |(_, b)| b);
-    let kept = if ctx.cross_fade { old } else { 0 };
-    let fits = |books: &Books| {
-        books.accounted().saturating_sub(old) + kept + d.bytes + d.upload <= ctx.hard_budget
-    };
-    // the recycle pool gives way, as for textures
-    let trim_pool = !fits(&ctx.books);
+    let fits = |books: &Books| books.accounted() + d.bytes + d.upload <= ctx.hard_budget;
+    // the recycle pool gives way, as for textures (it retires)
+    let trim_pool = !fits(&ctx.books) && ctx.books.pool.bytes() > 0;
     if trim_pool {
-        let mut books = ctx.books.clone();
-        books.pool.trim(0);
-        if fits(&books) {
-            ctx.books = books;
-        }
+        ctx.books.trim_pool(0);
     }
     if !fits(&ctx.books) {
         let mut step = Step::hold(asset, BelowReason::Budget);
@@ -732,9 +743,10 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
         // detail are not. Detail finer than the views want is spare: it
         // waits instead of making later plans leave room.
         if m.plan.target >= m.plan.wanted {
-            let need = ctx.books.accounted().saturating_sub(old) + kept + d.bytes + d.upload;
+            let need = ctx.books.accounted() + d.bytes + d.upload;
             step.headroom = headroom(ctx, &ctx.books, need);
         }
+        step.op = trim_pool.then_some(Op::TrimPool);
         return Some(step);
     }
     if ctx.cross_fade {
@@ -775,7 +787,12 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
 fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
     let plan = ctx.plan_bytes + books.pool.bytes() + books.reserve;
     let short = need.saturating_sub(ctx.hard_budget);
-    (books.staging == 0 && books.accounted() <= plan && !ctx.shrinks_deferred && short > 0)
+    // memory retiring is room on its way, as a deferred shrink's is
+    (books.staging == 0
+        && books.retiring == 0
+        && books.accounted() <= plan
+        && !ctx.shrinks_deferred
+        && short > 0)
         .then_some(short)
 }
 

@@ -1,0 +1,404 @@
+//! The memory guarantee, checked where an engine reads it: wgpu's own
+//! counters read right after every `update()` and right after every frame
+//! the engine submits, never at idle.
+//!
+//! The engine here is the README's: its own device (one per test, so the
+//! counters see only this test's resources), a bind group per texture
+//! rebuilt from `take_changed` before its next submit, and a frame that
+//! samples every texture. What mipstream created is the device's count less
+//! the engine's own, measured before anything was registered.
+//!
+//! On Vulkan (lavapipe) wgpu counts texture and buffer memory: the books
+//! (held and retiring) are never below that count, it never exceeds the
+//! budget before a cut, and after one it falls, is never above what it was
+//! when the cut's update returned, and is within the new budget a few
+//! updates later. GL counts no memory, but wgpu-hal counts live textures
+//! and buffers: there the books' live, pooled and retiring objects are
+//! matched against them frame by frame.
+
+mod common;
+
+use glam::{UVec2, Vec3};
+use mipstream::gpu::{self, memory};
+use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc, TextureId};
+use mipstream::{Streamer, TextureFile, View};
+use std::collections::HashMap;
+use std::time::Duration;
+
+fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
+    gpu::headless(Some(backends))
+        .unwrap_or_else(|e| panic!("this test needs {what}: {e} ({})", gpu::INSTALL_HINT))
+}
+
+/// An engine as the README's embedding example writes one: a bind group
+/// per texture, rebuilt from `take_changed`, and a frame sampling each.
+struct Engine {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    layout: wgpu::BindGroupLayout,
+    sampler: wgpu::Sampler,
+    pipeline: wgpu::RenderPipeline,
+    target: wgpu::TextureView,
+    bind_groups: HashMap<TextureId, wgpu::BindGroup>,
+}
+
+impl Engine {
+    fn new(g: &gpu::HeadlessGpu) -> Self {
+        let device = g.device.clone();
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("material"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            mipmap_filter: wgpu::MipmapFilterMode::Linear,
+            ..Default::default()
+        });
+        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("quad"),
+            source: wgpu::ShaderSource::Wgsl(
+                "@group(0) @binding(0) var t: texture_2d<f32>;
+                 @group(0) @binding(1) var s: sampler;
+                 struct Out { @builtin(position) pos: vec4f, @location(0) uv: vec2f };
+                 @vertex fn vs(@builtin(vertex_index) i: u32) -> Out {
+                     let uv = vec2f(f32((i << 1u) & 2u), f32(i & 2u));
+                     return Out(vec4f(uv * 2.0 - 1.0, 0.0, 1.0), uv);
+                 }
+                 @fragment fn fs(v: Out) -> @location(0) vec4f { return textureSample(t, s, v.uv); }"
+                    .into(),
+            ),
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("quad"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let format = wgpu::TextureFormat::Rgba8Unorm;
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("quad"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &shader,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &shader,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let target = device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("frame"),
+                size: wgpu::Extent3d {
+                    width: 64,
+                    height: 64,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&Default::default());
+        Self {
+            device,
+            queue: g.queue.clone(),
+            layout,
+            sampler,
+            pipeline,
+            target,
+            bind_groups: HashMap::new(),
+        }
+    }
+
+    /// Rebuilds the bind groups of what changed (dropping the old ones).
+    fn rebind(&mut self, s: &mut Streamer) {
+        for id in s.take_changed() {
+            let Ok(view) = s.texture_view(id) else {
+                self.bind_groups.remove(&id);
+                continue;
+            };
+            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("material"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::TextureView(view),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Sampler(&self.sampler),
+                    },
+                ],
+            });
+            self.bind_groups.insert(id, group);
+        }
+    }
+
+    /// One frame sampling every texture, submitted.
+    fn frame(&self) {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("frame"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &self.target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                ..Default::default()
+            });
+            pass.set_pipeline(&self.pipeline);
+            for group in self.bind_groups.values() {
+                pass.set_bind_group(0, group, &[]);
+                pass.draw(0..3, 0..1);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+    }
+}
+
+/// Twenty Sponza textures on spheres along the view axis.
+fn scene(g: &gpu::HeadlessGpu, budget: u64) -> Streamer {
+    let mut s = Streamer::with_options(
+        &g.device,
+        &g.queue,
+        StreamerOptions {
+            budget: Budget::Bytes(budget),
+            ..Default::default()
+        },
+    );
+    let dir = common::shared_data().join("sponza-textures");
+    for (i, path) in common::files_with(&dir, &[".ktx2"])
+        .into_iter()
+        .take(20)
+        .enumerate()
+    {
+        let t = s
+            .register_texture(TextureDesc::new(TextureFile::open_path(&path).unwrap()))
+            .unwrap();
+        let x = (i % 5) as f32 * 3.0 - 6.0;
+        let z = -4.0 - (i / 5) as f32 * 6.0;
+        s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
+            .unwrap();
+    }
+    s
+}
+
+fn view(z: f32) -> View {
+    View::look_at(
+        Vec3::new(0.0, 1.0, z),
+        Vec3::new(0.0, 0.0, z - 10.0),
+        Vec3::Y,
+        1.0,
+        UVec2::new(1280, 720),
+        0.1,
+        1e4,
+    )
+}
+
+/// wgpu's count of texture and buffer memory on the device.
+fn device_bytes(device: &wgpu::Device) -> u64 {
+    let c = memory::counters(device);
+    (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64
+}
+
+/// What happens in a frame of the test's run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Event {
+    /// The camera at this z.
+    At(f32),
+    /// The budget set (a cut when lower than before), camera at z.
+    Budget(u64, f32),
+    /// The next `n` allocations refused, camera at z.
+    Oom(u32, f32),
+}
+
+/// A run: fly in, away and back, cut the budget to a tenth and back, an
+/// injected out-of-memory event, a burst of growth after a jump.
+fn events(budget: u64) -> Vec<Event> {
+    let mut e = Vec::new();
+    // fly in: textures grow level by level
+    e.extend((0..70).map(|f| Event::At(16.0 - f as f32 * 0.2)));
+    // fly away at once and back (a burst of shrinks, then of growth)
+    e.extend((0..15).map(|_| Event::At(60.0)));
+    // the way back: the device refuses two allocations of the burst, the
+    // budget in force falls
+    e.push(Event::Oom(2, 2.0));
+    e.extend((0..25).map(|_| Event::At(2.0)));
+    // a cut to a tenth, held, and back
+    e.push(Event::Budget(budget / 10, 2.0));
+    e.extend((0..20).map(|_| Event::At(2.0)));
+    e.push(Event::Budget(budget, 2.0));
+    e.extend((0..40).map(|f| Event::At(2.0 + f as f32 * 0.3)));
+    e
+}
+
+/// What the run saw.
+#[derive(Debug, Default)]
+struct Seen {
+    checks: u32,
+    /// Largest count over the budget outside a cut's recovery.
+    over_outside_cut: u64,
+    /// Largest books below wgpu's count (should stay 0).
+    books_short: u64,
+    /// Updates each cut took until wgpu's count was within the new budget.
+    recoveries: Vec<u32>,
+    peak: u64,
+}
+
+/// Drives the run on `g`, checking after every `update()` and every
+/// engine submit with `check(moment, streamer, counted_by_wgpu)`.
+fn run(g: &gpu::HeadlessGpu, budget: u64) -> Seen {
+    let mut engine = Engine::new(g);
+    engine.frame();
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let base = device_bytes(&g.device);
+    let mut s = scene(g, budget);
+    let mut seen = Seen::default();
+    // the cut being recovered from: updates since, the count when its
+    // update returned, the budget now
+    let mut recovering: Option<(u32, u64)> = None;
+    let mut in_force = budget;
+    for (frame, event) in events(budget).into_iter().enumerate() {
+        let z = match event {
+            Event::At(z) => z,
+            Event::Budget(b, z) => {
+                if b < in_force {
+                    recovering = Some((0, 0));
+                }
+                in_force = b;
+                s.set_budget(Budget::Bytes(b));
+                z
+            }
+            Event::Oom(n, z) => {
+                s.inject_out_of_memory(n);
+                z
+            }
+        };
+        let stats = s.update(&[view(z)]);
+        s.check_invariants()
+            .unwrap_or_else(|e| panic!("frame {frame}: {e}"));
+        // an out-of-memory event lowers the budget in force: a cut too
+        let effective = s.effective_budget();
+        if effective < in_force && recovering.is_none() {
+            recovering = Some((0, 0));
+        }
+        in_force = effective;
+        for moment in ["update", "submit"] {
+            if moment == "submit" {
+                engine.rebind(&mut s);
+                engine.frame();
+            }
+            let counted = device_bytes(&g.device).saturating_sub(base);
+            let books = s.gpu_bytes();
+            seen.checks += 1;
+            seen.peak = seen.peak.max(counted);
+            seen.books_short = seen.books_short.max(counted.saturating_sub(books));
+            assert!(
+                counted <= books,
+                "frame {frame}, after the {moment}: wgpu counts {counted} bytes of mipstream's, its books {books} (held {}, retiring {})",
+                s.held_bytes(),
+                s.retiring_bytes()
+            );
+            match &mut recovering {
+                None => {
+                    seen.over_outside_cut =
+                        seen.over_outside_cut.max(counted.saturating_sub(in_force));
+                    assert!(
+                        counted <= in_force,
+                        "frame {frame}, after the {moment}: wgpu counts {counted} bytes of mipstream's over a budget of {in_force} with no cut (held {}, retiring {})",
+                        s.held_bytes(),
+                        s.retiring_bytes()
+                    );
+                }
+                Some((updates, at_cut)) => {
+                    if *at_cut == 0 {
+                        *at_cut = counted;
+                    }
+                    assert!(
+                        counted <= *at_cut,
+                        "frame {frame}, {updates} updates after a cut: wgpu counts {counted}, more than the {at_cut} when the cut's update returned"
+                    );
+                    assert!(
+                        *updates == 0 || !stats.giving_back || stats.grown == 0,
+                        "frame {frame}: grew while giving memory back"
+                    );
+                    if counted <= in_force {
+                        seen.recoveries.push(*updates);
+                        recovering = None;
+                    }
+                }
+            }
+        }
+        if let Some((updates, _)) = &mut recovering {
+            *updates += 1;
+        }
+        // the loaders get a frame's time, as in a renderer
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    assert!(recovering.is_none(), "the last cut never recovered");
+    assert!(
+        !s.oom_events().is_empty(),
+        "the injected out-of-memory event did not happen"
+    );
+    seen
+}
+
+#[test]
+fn wgpus_count_of_mipstreams_memory_stays_in_the_budget_at_every_moment_on_vulkan() {
+    let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
+    assert!(!memory::is_gl(&g.device));
+    let budget = 12 << 20;
+    let seen = run(&g, budget);
+    eprintln!("{seen:?}");
+    assert_eq!(seen.over_outside_cut, 0);
+    // the configured cut and the out-of-memory event (whose reduction,
+    // given back a quarter at a time, can leave the budget in force below
+    // the configured one when that is set again)
+    assert!(seen.recoveries.len() >= 2, "{:?}", seen.recoveries);
+    assert!(
+        seen.recoveries.iter().all(|&u| u <= 4),
+        "within the new budget in at most 4 updates: {:?}",
+        seen.recoveries
+    );
+    assert!(
+        seen.peak > budget / 2,
+        "the run should fill the budget: peak {}",
+        seen.peak
+    );
+}
