@@ -219,12 +219,22 @@ impl LevelImage {
             .map_or(self.data.len() as u64, |s| s.bytes())
     }
 
-    /// Staging an upload of it takes beyond what it already holds: none
-    /// when a loader thread has staged it, else what wgpu's staging buffer
-    /// for `write_texture` allocates at most (its rows of blocks padded to
-    /// 256 bytes, as [`gpu_level_alloc_bytes`] counts them: wgpu pads them
-    /// to the device's copy pitch, and the driver rounds the buffer up).
+    /// Staging an upload of it takes beyond what it already holds: its
+    /// bytes, or none when a loader thread has staged it.
     pub fn unstaged_bytes(&self) -> u64 {
+        if self.staged.is_some() {
+            0
+        } else {
+            self.data.len() as u64
+        }
+    }
+
+    /// What wgpu's staging buffer for a `write_texture` of it allocates at
+    /// most (none when a loader thread has staged it): its rows of blocks
+    /// padded to 256 bytes, as [`gpu_level_alloc_bytes`] counts them (wgpu
+    /// pads rows to the device's copy pitch, and the driver rounds the
+    /// buffer up).
+    pub fn staging_alloc_bytes(&self) -> u64 {
         if self.staged.is_some() {
             0
         } else {
@@ -255,7 +265,7 @@ pub fn gpu_level_bytes(format: wgpu::TextureFormat, width: u32, height: u32) -> 
 /// Bytes the books count for one image of a level: its rows of blocks
 /// padded to 256 bytes (wgpu's `COPY_BYTES_PER_ROW_ALIGNMENT`), at least
 /// what drivers allocate for a level's row and size alignment on the
-/// devices measured (see [`crate::gpu::store::Shape::bytes`]).
+/// devices measured (see [`crate::gpu::store::Shape::alloc_bytes`]).
 pub fn gpu_level_alloc_bytes(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
     let (bw, bh) = format.block_dimensions();
     let block = format.block_copy_size(None).unwrap_or(4) as u64;

@@ -4,7 +4,7 @@
 //! run on a [`Books`] copy, applying exactly the arithmetic the store will,
 //! so a decision taken on the copy holds when the store carries it out.
 
-use crate::transcode::gpu_level_alloc_bytes;
+use crate::transcode::{gpu_level_alloc_bytes, gpu_level_bytes};
 
 /// Everything that makes two textures interchangeable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,15 +22,29 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// Bytes the books count for a texture of this shape: each level's rows
-    /// of blocks padded to 256 bytes ([`gpu_level_alloc_bytes`]), an upper
-    /// bound of what a driver allocates beyond the texel data for row and
-    /// level alignment (lavapipe pads rows to 64 bytes: at most 940 bytes a
-    /// texture more than its texels, which the books must not miss, since
-    /// wgpu's memory counter counts the allocation). For textures with rows
-    /// of 256 bytes or more (a BC7 level 64 texels wide and up) it is the
-    /// texel data exactly.
+    /// Bytes of texel data a texture of this shape holds.
     pub fn bytes(&self) -> u64 {
+        (0..self.mips)
+            .map(|m| {
+                gpu_level_bytes(
+                    self.format,
+                    (self.width >> m).max(1),
+                    (self.height >> m).max(1),
+                )
+            })
+            .sum::<u64>()
+            * self.layers as u64
+    }
+
+    /// Bytes the books count for a texture of this shape when they count
+    /// what the GPU holds ([`crate::StreamerOptions::count_retiring`]):
+    /// each level's rows of blocks padded to 256 bytes
+    /// ([`gpu_level_alloc_bytes`]), an upper bound of what a driver
+    /// allocates beyond the texel data for row and level alignment (lavapipe
+    /// pads rows to 64 bytes: at most 940 bytes a texture more than its
+    /// texels, which wgpu's memory counter counts). For rows of 256 bytes
+    /// or more (a BC7 level 64 texels wide and up) it is the texel data.
+    pub fn alloc_bytes(&self) -> u64 {
         (0..self.mips)
             .map(|m| {
                 gpu_level_alloc_bytes(
@@ -74,6 +88,8 @@ pub struct Pool<T> {
     bytes: u64,
     capacity: u64,
     reuse_after: u32,
+    /// Entries counted at [`Shape::alloc_bytes`] rather than their texels.
+    padded: bool,
 }
 
 impl<T> Pool<T> {
@@ -84,6 +100,22 @@ impl<T> Pool<T> {
             bytes: 0,
             capacity,
             reuse_after: 1,
+            padded: false,
+        }
+    }
+
+    /// Counts entries at [`Shape::alloc_bytes`] (set while empty).
+    pub fn set_padded(&mut self, padded: bool) {
+        debug_assert!(self.entries.is_empty());
+        self.padded = padded;
+    }
+
+    /// Bytes an entry of `shape` counts.
+    pub fn size(&self, shape: Shape) -> u64 {
+        if self.padded {
+            shape.alloc_bytes()
+        } else {
+            shape.bytes()
         }
     }
 
@@ -95,6 +127,16 @@ impl<T> Pool<T> {
     /// Updates after its release before an entry is reused.
     pub fn reuse_after(&self) -> u32 {
         self.reuse_after
+    }
+
+    /// Entries pooled.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the pool is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Bytes pooled.
@@ -118,7 +160,7 @@ impl<T> Pool<T> {
     pub fn trim(&mut self, bytes: u64) -> Vec<Pooled<T>> {
         let mut oldest = 0;
         while self.bytes > bytes {
-            self.bytes -= self.entries[oldest].shape.bytes();
+            self.bytes -= self.size(self.entries[oldest].shape);
             oldest += 1;
         }
         self.entries.drain(..oldest).collect()
@@ -130,7 +172,7 @@ impl<T> Pool<T> {
             .entries
             .iter()
             .position(|p| p.age >= self.reuse_after && p.shape == shape)?;
-        self.bytes -= shape.bytes();
+        self.bytes -= self.size(shape);
         Some(self.entries.remove(i).item)
     }
 
@@ -138,7 +180,7 @@ impl<T> Pool<T> {
     /// by letting go of the oldest); returns what the pool let go of (the
     /// texture itself when it does not fit).
     pub fn put(&mut self, shape: Shape, item: T) -> Vec<Pooled<T>> {
-        let bytes = shape.bytes();
+        let bytes = self.size(shape);
         let entry = Pooled {
             shape,
             item,
@@ -176,6 +218,7 @@ impl<T> Pool<T> {
             bytes: self.bytes,
             capacity: self.capacity,
             reuse_after: self.reuse_after,
+            padded: self.padded,
         }
     }
 }
@@ -201,6 +244,10 @@ pub struct Books {
     /// the engine's frames in flight have passed and the GPU has finished
     /// every submission that could use them.
     pub retiring: u64,
+    /// Whether released resources retire (and textures count at
+    /// [`Shape::alloc_bytes`]): [`crate::StreamerOptions::count_retiring`].
+    /// Off, what is released leaves the books at once.
+    pub count_retiring: bool,
 }
 
 impl Books {
@@ -220,21 +267,27 @@ impl Books {
     /// A texture of `shape` made (from the pool when one is ready).
     pub fn create(&mut self, shape: Shape) {
         self.pool.take(shape);
-        self.textures += shape.bytes();
+        self.textures += self.pool.size(shape);
     }
 
     /// A texture of `shape` given back (into the pool when it fits; what
     /// the pool lets go of retires).
     pub fn release(&mut self, shape: Shape) {
-        self.textures = self.textures.saturating_sub(shape.bytes());
+        self.textures = self.textures.saturating_sub(self.pool.size(shape));
         let out = self.pool.put(shape, ());
-        self.retiring += out.iter().map(|p| p.shape.bytes()).sum::<u64>();
+        self.retire(out);
     }
 
     /// The pool trimmed to at most `bytes`; what it lets go of retires.
     pub fn trim_pool(&mut self, bytes: u64) {
         let out = self.pool.trim(bytes);
-        self.retiring += out.iter().map(|p| p.shape.bytes()).sum::<u64>();
+        self.retire(out);
+    }
+
+    fn retire(&mut self, out: Vec<Pooled<()>>) {
+        if self.count_retiring {
+            self.retiring += out.iter().map(|p| self.pool.size(p.shape)).sum::<u64>();
+        }
     }
 
     /// `bytes` of uploads recorded.
@@ -251,7 +304,9 @@ impl Books {
     /// Mesh buffers of `bytes` given back: retiring.
     pub fn release_mesh(&mut self, bytes: u64) {
         self.meshes = self.meshes.saturating_sub(bytes);
-        self.retiring += bytes;
+        if self.count_retiring {
+            self.retiring += bytes;
+        }
     }
 }
 
@@ -320,6 +375,7 @@ mod tests {
             reserve: 0,
             pool: Pool::new(1000),
             retiring: 0,
+            count_retiring: true,
         };
         let s = shape(4);
         b.create(s);
@@ -341,5 +397,8 @@ mod tests {
             (0, 164),
             "a trimmed pool retires"
         );
+        // counted at the allocation bound: rows of blocks padded to 256 bytes
+        assert_eq!(shape(4).alloc_bytes(), 4 * 256);
+        assert_eq!(shape(64).alloc_bytes(), shape(64).bytes());
     }
 }

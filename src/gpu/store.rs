@@ -64,15 +64,14 @@ pub struct MeshBuffers {
 }
 
 /// Bytes the vertex and index buffers of a mesh LOD with `vertices` and
-/// `indices` take (48 and 4 bytes each), each rounded up to 256 bytes (the
-/// buffers are made that size: the driver rounds a buffer's memory up to
-/// its alignment, which wgpu's memory counter counts): what the books
-/// count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
+/// `indices` take (48 and 4 bytes each; wgpu wants non-empty buffers): what
+/// the books count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
+/// (Not yet rounded up to the driver's alignment, as textures are with
+/// [`crate::StreamerOptions::count_retiring`].)
 pub fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
-    let round = |bytes: u64| bytes.max(1).next_multiple_of(256);
     [
-        round(vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64),
-        round(indices * 4),
+        (vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64).max(4),
+        (indices * 4).max(4),
     ]
 }
 
@@ -141,9 +140,14 @@ pub struct GpuStore {
     /// Bytes of retired resources dropped whose submissions the GPU has
     /// not finished: emptied by finished-work callbacks.
     retiring_in_flight: Arc<AtomicU64>,
+    /// Textures among those dropped and not yet given back.
+    retiring_textures_in_flight: Arc<AtomicU64>,
     /// Updates an engine may still bind a texture after the update that
     /// replaced it.
     frames_in_flight: u32,
+    /// Whether what is released retires in the books (and textures count
+    /// at their allocation bound): [`crate::StreamerOptions::count_retiring`].
+    count_retiring: bool,
 }
 
 /// A released resource the GPU may still use, kept until the engine's
@@ -183,8 +187,25 @@ impl GpuStore {
             retiring: Vec::new(),
             retiring_held: 0,
             retiring_in_flight: Arc::new(AtomicU64::new(0)),
+            retiring_textures_in_flight: Arc::new(AtomicU64::new(0)),
             frames_in_flight: 1,
+            count_retiring: false,
         }
+    }
+
+    /// Released resources retire in the books until the GPU gives them
+    /// back, and textures and staging count at their allocation bound
+    /// ([`crate::StreamerOptions::count_retiring`]); set before anything is
+    /// created or pooled.
+    pub fn set_count_retiring(&mut self, on: bool) {
+        debug_assert!(self.live_textures == 0 && self.pool.is_empty());
+        self.count_retiring = on;
+        self.pool.set_padded(on);
+    }
+
+    /// Bytes the books count for a texture of `shape`.
+    fn size(&self, shape: Shape) -> u64 {
+        self.pool.size(shape)
     }
 
     /// The device.
@@ -251,12 +272,16 @@ impl GpuStore {
         self.retiring_held + self.retiring_in_flight.load(Ordering::Acquire)
     }
 
-    /// Resources released and still retiring: kept for the engine's
-    /// frames in flight, and dropped ones whose memory wgpu frees when the
-    /// GPU is done (these two counts are wgpu's live objects mipstream
-    /// answers for beside what it holds).
-    pub fn retiring_kept(&self) -> usize {
-        self.retiring.len()
+    /// Textures in the pool and retiring (kept for the engine's frames in
+    /// flight, or dropped and not yet given back): with the resident ones,
+    /// the wgpu textures mipstream answers for.
+    pub fn released_textures(&self) -> u64 {
+        let kept = self
+            .retiring
+            .iter()
+            .filter(|r| matches!(r._item, Retired::Texture(_)))
+            .count();
+        (self.pool.len() + kept) as u64 + self.retiring_textures_in_flight.load(Ordering::Acquire)
     }
 
     /// A copy of the books, to simulate decisions on.
@@ -268,6 +293,7 @@ impl GpuStore {
             reserve: self.reserve.accounted(),
             pool: self.pool.books(),
             retiring: self.retiring_bytes(),
+            count_retiring: self.count_retiring,
         }
     }
 
@@ -293,10 +319,14 @@ impl GpuStore {
     }
 
     fn retire_pooled(&mut self, out: Vec<Pooled<wgpu::Texture>>) {
+        if !self.count_retiring {
+            return; // dropped: wgpu frees them when the GPU is done
+        }
         for p in out {
-            self.retiring_held += p.shape.bytes();
+            let bytes = self.size(p.shape);
+            self.retiring_held += bytes;
             self.retiring.push(Retiring {
-                bytes: p.shape.bytes(),
+                bytes,
                 age: p.age,
                 _item: Retired::Texture(p.item),
             });
@@ -308,7 +338,9 @@ impl GpuStore {
     /// the books once the GPU has finished every submission so far (a
     /// finished-work callback: never waited on).
     pub fn begin_update(&mut self) {
-        self.pool.age();
+        if self.count_retiring {
+            self.pool.age();
+        }
         for r in &mut self.retiring {
             r.age = r.age.saturating_add(1);
         }
@@ -323,20 +355,25 @@ impl GpuStore {
     }
 
     fn drop_retired(&mut self, ready: impl Fn(&Retiring) -> bool) {
-        let mut bytes = 0;
+        let (mut bytes, mut textures) = (0, 0);
         self.retiring.retain(|r| {
             let go = ready(r);
             if go {
                 bytes += r.bytes;
+                textures += matches!(r._item, Retired::Texture(_)) as u64;
             }
             !go
         });
-        if bytes > 0 {
+        if bytes > 0 || textures > 0 {
             self.retiring_held -= bytes;
             self.retiring_in_flight.fetch_add(bytes, Ordering::AcqRel);
+            self.retiring_textures_in_flight
+                .fetch_add(textures, Ordering::AcqRel);
             let counter = self.retiring_in_flight.clone();
+            let count = self.retiring_textures_in_flight.clone();
             self.queue.on_submitted_work_done(move || {
                 counter.fetch_sub(bytes, Ordering::AcqRel);
+                count.fetch_sub(textures, Ordering::AcqRel);
             });
         }
     }
@@ -385,13 +422,13 @@ impl GpuStore {
             first_level: first,
             level_count: shape.mips,
             format: shape.format,
-            bytes: shape.bytes(),
+            bytes: self.size(shape),
         })
     }
 
     /// A texture of `shape`: from the pool when one matches, else new.
     fn create(&mut self, label: &str, shape: Shape) -> Result<wgpu::Texture, AllocError> {
-        let bytes = shape.bytes();
+        let bytes = self.size(shape);
         if self.injected_oom() {
             return Err(AllocError::OutOfMemory {
                 label: label.to_owned(),
@@ -487,11 +524,7 @@ impl GpuStore {
                 bytes,
             });
         }
-        // wgpu's staging buffers for the two writes, rounded as the
-        // buffers are
-        let staged = mesh_buffer_sizes(data.vertices.len() as u64, data.indices.len() as u64)
-            .iter()
-            .sum::<u64>();
+        let staged = (vertex_bytes.len() + index_bytes.len()) as u64;
         self.staging_in_flight.fetch_add(staged, Ordering::AcqRel);
         self.unsubmitted_staging += staged;
         self.live_meshes += bytes;
@@ -538,6 +571,9 @@ impl GpuStore {
     /// engine frees its copy on the same frames).
     pub fn release_mesh(&mut self, mesh: GpuMesh) {
         self.live_meshes = self.live_meshes.saturating_sub(mesh.bytes);
+        if !self.count_retiring {
+            return; // dropped: wgpu frees them when the GPU is done
+        }
         self.retiring_held += mesh.bytes;
         self.retiring.push(Retiring {
             bytes: mesh.bytes,
@@ -564,7 +600,7 @@ impl GpuStore {
             mips: t.mip_level_count(),
             layers: t.depth_or_array_layers(),
         };
-        self.live_textures = self.live_textures.saturating_sub(shape.bytes());
+        self.live_textures = self.live_textures.saturating_sub(self.size(shape));
         let out = self.pool.put(shape, t);
         self.retire_pooled(out);
     }
@@ -630,7 +666,16 @@ impl GpuStore {
         uploads: &[(&wgpu::Texture, u32, &LevelImage)],
         label: &str,
     ) -> Result<u64, AllocError> {
-        let size: u64 = uploads.iter().map(|(_, _, l)| l.unstaged_bytes()).sum();
+        let size: u64 = uploads
+            .iter()
+            .map(|(_, _, l)| {
+                if self.count_retiring {
+                    l.staging_alloc_bytes()
+                } else {
+                    l.unstaged_bytes()
+                }
+            })
+            .sum();
         if uploads.is_empty() {
             return Ok(0);
         }
@@ -673,6 +718,10 @@ impl GpuStore {
                 })
         });
         self.queue.submit([encoder.finish()]);
+        if !self.count_retiring {
+            // pooled textures ripen by mipstream's submits
+            self.pool.age();
+        }
         let size = std::mem::take(&mut self.unsubmitted_staging);
         if size > 0 {
             let counter = self.staging_in_flight.clone();

@@ -33,7 +33,8 @@ impl Streamer {
         // an update that begins over the budget by what the GPU holds (a
         // budget cut, an out-of-memory event, the driver's budget fell)
         // gives memory back and grows nothing until it is within again
-        self.stats.giving_back = self.gpu.accounted_bytes() > self.hard_budget();
+        self.stats.giving_back =
+            self.options.count_retiring && self.gpu.accounted_bytes() > self.hard_budget();
         let mut room = UploadRoom::new(
             self.options.upload_bytes_per_frame,
             self.options.uploads_per_frame,
@@ -120,11 +121,22 @@ impl Streamer {
         }
     }
 
-    /// The frame's last step: finished work's callbacks run (never waited
-    /// for: a forced shrink's staging on a backend without GPU copies is
-    /// memory in the budget cut's service, counted until the GPU is done).
+    /// The frame's last step: finished work's callbacks run. With
+    /// [`crate::StreamerOptions::count_retiring`] never waited for: a
+    /// forced shrink's staging on a backend without GPU copies is memory in
+    /// the budget cut's service, counted until the GPU is done.
     pub(super) fn end_frame(&mut self) {
         self.gpu.poll();
+        if !self.options.count_retiring
+            && self.gpu.held_bytes() > self.hard_budget()
+            && self.gpu.staging_bytes() > 0
+        {
+            // without retiring books: a forced eviction re-uploaded kept
+            // levels (backends without GPU copies), and the budget is kept
+            // on the books, so let that staging drain
+            self.gpu.wait_idle();
+            self.gpu.poll();
+        }
         // still over only if refused shrinks left no texture to give way
         // (`shrink_further` goes down to every tail before it stops)
         self.stats.stuck_over_budget =

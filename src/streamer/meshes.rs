@@ -93,7 +93,7 @@ impl MeshEntry {
                 PendingLod {
                     lod: d.lod,
                     bytes: gpu_bytes(&info),
-                    upload: gpu_bytes(&info),
+                    upload: info.bytes(),
                 }
             }),
         }

@@ -296,6 +296,7 @@ impl Streamer {
             restage: Vec::new(),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
+        s.gpu.set_count_retiring(s.options.count_retiring);
         s.gpu.set_frames_in_flight(s.options.frames_in_flight);
         if s.options.loader_staging_bytes > 0 {
             let reserve = s.gpu.staging_reserve().clone();
@@ -470,6 +471,14 @@ impl Streamer {
     /// until the GPU has finished the submissions that used them.
     pub fn retiring_bytes(&self) -> u64 {
         self.gpu.retiring_bytes()
+    }
+
+    /// wgpu textures mipstream answers for now: one per registered
+    /// texture, those in the recycle pool, and those released and not yet
+    /// given back. On wgpu's GL backend, which counts no memory, this is
+    /// what its live-texture count shows of mipstream.
+    pub fn gpu_textures(&self) -> u64 {
+        self.textures.len() as u64 + self.gpu.released_textures()
     }
 
     /// What mipstream's resources take on the GPU now: held and retiring
@@ -653,8 +662,15 @@ impl Streamer {
         self.check_texture_invariants()?;
         let held = self.gpu.held_bytes();
         let budget = self.hard_budget();
+        // a forced shrink's staging (a backend without GPU copies uploads
+        // the kept levels again) is memory a cut's update gives back
+        let staged = if self.stats.giving_back {
+            self.gpu.staging_bytes()
+        } else {
+            0
+        };
         // unless the device refused the shrinks that would have freed it
-        if held > budget && !self.stats.stuck_over_budget {
+        if held - staged > budget && !self.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudget { held, budget });
         }
         // with what the GPU still holds: an update that began within the

@@ -83,6 +83,20 @@ pub struct StreamerOptions {
     /// records a frame while the next `update` runs (Bevy's pipelined
     /// rendering). 0 counts as 1.
     pub frames_in_flight: u32,
+    /// Count in the budget what the GPU still holds of what mipstream
+    /// released (*retiring*: textures replaced or evicted, pool trims, mesh
+    /// buffers) until the engine's frames in flight have passed and the
+    /// GPU has finished with it, and count textures and upload staging at
+    /// their allocation bound (rows padded to 256 bytes), so that wgpu's
+    /// own memory counter stays within the budget at every moment (the
+    /// memory guarantee, `tests/gpu_memory.rs`). Off (the default for now),
+    /// released memory leaves the books at once, as it always did: the
+    /// budget holds in the books but wgpu can count more for a frame or
+    /// two, several times the budget in the frame of a cut. It becomes the
+    /// default once the benchmark's Results are measured with it. With it
+    /// on, [`frames_in_flight`](Self::frames_in_flight) counts updates;
+    /// off, the pool counts mipstream's own submits. Default: false.
+    pub count_retiring: bool,
     /// Fraction of the budget kept free beside the plan, on top of the room
     /// the plan keeps for its own largest growth step (old and new copies
     /// and the staged levels coexist until the swap; see
@@ -147,6 +161,7 @@ impl Default for StreamerOptions {
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,
             frames_in_flight: 1,
+            count_retiring: false,
             transient_reserve: 0.0,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,

@@ -139,9 +139,9 @@ impl TextureEntry {
 
     /// Bytes of its resident levels.
     pub(super) fn bytes(&self) -> u64 {
-        self.geometry
-            .shape(self.resident.first_level, self.tier)
-            .bytes()
+        // what the store counted when it made it (the allocation bound
+        // with `count_retiring`, the texels without)
+        self.resident.bytes
     }
 
     /// What `work::decide` needs of it.

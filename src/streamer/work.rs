@@ -347,8 +347,8 @@ pub(crate) fn shrink_textures(
         // shrink the budget does not force waits for that room, unless
         // nothing held could ever make it (nothing retiring, staged or
         // pooled), when it goes over and the update gives memory back
-        let new = t.geometry.shape(to, t.tier).bytes() + reupload;
-        if !forced && ctx.books.accounted() + new > ctx.hard_budget {
+        let new = ctx.books.pool.size(t.geometry.shape(to, t.tier)) + reupload;
+        if ctx.books.count_retiring && !forced && ctx.books.accounted() + new > ctx.hard_budget {
             let b = &ctx.books;
             if b.retiring > 0 || b.staging > 0 || b.pool.bytes() > 0 {
                 ctx.shrinks_deferred = true;
@@ -566,9 +566,14 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     // a planned level that does not fit (a prefetch level the spare-budget
     // floor asked for, often) must not keep the coarser arrived ones out.
     // When none fits, the finest waits.
+    let held = if ctx.books.count_retiring {
+        ctx.books.accounted()
+    } else {
+        ctx.books.accounted() - ctx.books.pool.bytes()
+    };
     let fits = |first: u32| {
-        let new = build_bytes(t, first, t.tier, first..t.first, true);
-        ctx.books.accounted() + new <= ctx.hard_budget
+        let new = build_bytes(&ctx.books, t, first, t.tier, first..t.first, true);
+        held + new <= ctx.hard_budget
     };
     let finest = take;
     while take < t.first && !fits(take) {
@@ -639,6 +644,7 @@ fn rebuild(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) -> Op
 /// uploaded levels (beyond what a loader staged) and, without GPU copies
 /// (`keep_old`), the kept levels staged again.
 fn build_bytes(
+    books: &Books,
     t: &TextureFacts<'_>,
     first: u32,
     tier: Tier,
@@ -653,7 +659,7 @@ fn build_bytes(
         (Some(s), true) => s.values().map(|l| l.unstaged_bytes()).sum(),
         _ => 0,
     };
-    t.geometry.shape(first, tier).bytes() + upload + kept
+    books.pool.size(t.geometry.shape(first, tier)) + upload + kept
 }
 
 /// A texture for levels `first..` in `tier` from the arrived `levels` (and
@@ -678,11 +684,11 @@ fn build(
         (Some(s), true) => (s.values().map(|l| l.unstaged_bytes()).sum(), s.len() as u32),
         _ => (0, 0),
     };
-    let need = build_bytes(t, first, tier, levels.iter().copied(), keep_old);
+    let need = build_bytes(&ctx.books, t, first, tier, levels.iter().copied(), keep_old);
     let hard_budget = ctx.hard_budget;
     let fits = |books: &Books| books.accounted() + need <= hard_budget;
     // a pool given up retires: it makes room once the GPU is done with it
-    let trim_pool = !fits(&ctx.books) && ctx.books.pool.bytes() > 0;
+    let trim_pool = !fits(&ctx.books) && (!ctx.books.count_retiring || ctx.books.pool.bytes() > 0);
     if trim_pool {
         ctx.books.trim_pool(0);
     }
@@ -731,22 +737,38 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     // retiring; the old detail, released first unless a cross-fade keeps
     // it, retires
     let old = m.detail.map_or(0, |(_, b)| b);
-    let fits = |books: &Books| books.accounted() + d.bytes + d.upload <= ctx.hard_budget;
+    let retires = ctx.books.count_retiring;
+    // without retiring, the old detail leaves the books at once
+    let (freed, kept) = match (retires, ctx.cross_fade) {
+        (true, _) => (0, 0),
+        (false, true) => (old, old),
+        (false, false) => (old, 0),
+    };
+    let fits = |books: &Books| {
+        books.accounted().saturating_sub(freed) + kept + d.bytes + d.upload <= ctx.hard_budget
+    };
     // the recycle pool gives way, as for textures (it retires)
     let trim_pool = !fits(&ctx.books) && ctx.books.pool.bytes() > 0;
     if trim_pool {
-        ctx.books.trim_pool(0);
+        let mut books = ctx.books.clone();
+        books.trim_pool(0);
+        // without retiring a trim helps only if it makes the room; with
+        // it, the trim starts the pool's way back
+        if retires || fits(&books) {
+            ctx.books = books;
+        }
     }
+    let trimmed = trim_pool && (retires || fits(&ctx.books));
     if !fits(&ctx.books) {
         let mut step = Step::hold(asset, BelowReason::Budget);
         // the new buffers are in the plan; the staging and a kept old
         // detail are not. Detail finer than the views want is spare: it
         // waits instead of making later plans leave room.
         if m.plan.target >= m.plan.wanted {
-            let need = ctx.books.accounted() + d.bytes + d.upload;
+            let need = ctx.books.accounted().saturating_sub(freed) + kept + d.bytes + d.upload;
             step.headroom = headroom(ctx, &ctx.books, need);
         }
-        step.op = trim_pool.then_some(Op::TrimPool);
+        step.op = (retires && trimmed).then_some(Op::TrimPool);
         return Some(step);
     }
     if ctx.cross_fade {
@@ -762,7 +784,7 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
             asset,
             Op::SwapMeshLod {
                 id: m.id,
-                trim_pool,
+                trim_pool: trimmed,
             },
             Some((d.upload, 1)),
         )
