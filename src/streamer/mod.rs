@@ -465,25 +465,19 @@ impl Streamer {
         self.gpu.held_bytes()
     }
 
-    /// Bytes of textures and buffers mipstream released that the GPU may
-    /// still hold: kept until the engine's frames in flight
-    /// ([`crate::StreamerOptions::frames_in_flight`]) have passed, then
-    /// until the GPU has finished the submissions that used them.
+    /// Bytes mipstream released that the GPU may still hold
+    /// ([`crate::StreamerOptions::count_retiring`]).
     pub fn retiring_bytes(&self) -> u64 {
         self.gpu.retiring_bytes()
     }
 
-    /// wgpu textures mipstream answers for now: one per registered
-    /// texture, those in the recycle pool, and those released and not yet
-    /// given back. On wgpu's GL backend, which counts no memory, this is
-    /// what its live-texture count shows of mipstream.
+    /// wgpu textures mipstream answers for: the registered, pooled and
+    /// retiring ones (what GL's live-texture count shows of mipstream).
     pub fn gpu_textures(&self) -> u64 {
         self.textures.len() as u64 + self.gpu.released_textures()
     }
 
-    /// What mipstream's resources take on the GPU now: held and retiring
-    /// together. This is what the budget limits (see the crate's docs on
-    /// the memory guarantee).
+    /// Held and retiring together: what the budget limits.
     pub fn gpu_bytes(&self) -> u64 {
         self.gpu.accounted_bytes()
     }
@@ -569,8 +563,7 @@ impl Streamer {
                 }
             }
         }
-        // released resources the engine's frames no longer bind are dropped
-        // before the poll, so what the GPU has finished is freed in it
+        // released resources the engine no longer binds dropped first
         self.gpu.begin_update();
         self.gpu.poll();
         self.budget.refresh_driver(self.frame, self.gpu.device());
@@ -662,8 +655,7 @@ impl Streamer {
         self.check_texture_invariants()?;
         let held = self.gpu.held_bytes();
         let budget = self.hard_budget();
-        // a forced shrink's staging (a backend without GPU copies uploads
-        // the kept levels again) is memory a cut's update gives back
+        // a forced shrink's staging (GL) is memory a cut gives back
         let staged = if self.stats.giving_back {
             self.gpu.staging_bytes()
         } else {
@@ -673,9 +665,8 @@ impl Streamer {
         if held - staged > budget && !self.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudget { held, budget });
         }
-        // with what the GPU still holds: an update that began within the
-        // budget ends within it; one that began over it (a budget cut) is
-        // giving memory back and grows nothing
+        // with what the GPU holds: an update begun within the budget ends
+        // within it; one begun over it gives back and grows nothing
         let gpu = self.gpu.accounted_bytes();
         if gpu > budget && !self.stats.giving_back && !self.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudgetOnGpu {

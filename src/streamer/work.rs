@@ -188,10 +188,8 @@ pub(crate) struct Context {
     /// its full working set: the plans kept that room free for hundreds of
     /// frames).
     pub(crate) shrinks_deferred: bool,
-    /// A shrink the plan asks for was carried out over the budget: nothing
-    /// was retiring, staged or pooled that could make its room later (a
-    /// budget lowered to just above what is held, with the plan moving
-    /// bytes between textures), so the update gives memory back.
+    /// A planned shrink went over the budget: nothing retiring, staged or
+    /// pooled could make its room later, so the update gives memory back.
     pub(crate) went_over: bool,
 }
 
@@ -334,19 +332,16 @@ pub(crate) fn shrink_textures(
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
-        // the recycle pool, where each shrink's old copy goes, is a cache
-        // trimmed after the shrinks: it forces none; nor does what is
-        // retiring, which no shrink frees sooner
+        // the pool (a cache trimmed after the shrinks) forces none; nor
+        // does what is retiring, which no shrink frees sooner
         let forced = ctx.books.held() - ctx.books.pool.bytes() > ctx.hard_budget;
         let copies = t.geometry.levels - to;
         if (ctx.shrinks_left == 0 || !room.copies_fit(copies)) && !forced {
             ctx.shrinks_deferred = true;
             continue; // not forced by the budget: a later frame's
         }
-        // the smaller copy is made beside the old one, which retires: a
-        // shrink the budget does not force waits for that room, unless
-        // nothing held could ever make it (nothing retiring, staged or
-        // pooled), when it goes over and the update gives memory back
+        // the smaller copy is made beside the old one, which retires: an
+        // unforced shrink waits for room, unless nothing could make it
         let new = ctx.books.pool.size(t.geometry.shape(to, t.tier)) + reupload;
         if ctx.books.count_retiring && !forced && ctx.books.accounted() + new > ctx.hard_budget {
             let b = &ctx.books;
@@ -561,16 +556,12 @@ fn grow_texture(t: &TextureFacts<'_>, ctx: &mut Context, room: &mut UploadRoom) 
     if take == t.first {
         return hold.map(|r| Step::hold(Asset::Texture(t.id), r));
     }
-    // The finest arrived level that fits beside everything held and
-    // retiring (a pool given up retires too, so it makes no room at once):
-    // a planned level that does not fit (a prefetch level the spare-budget
-    // floor asked for, often) must not keep the coarser arrived ones out.
-    // When none fits, the finest waits.
-    let held = if ctx.books.count_retiring {
-        ctx.books.accounted()
-    } else {
-        ctx.books.accounted() - ctx.books.pool.bytes()
-    };
+    // The finest arrived level that fits beside everything held (and
+    // retiring, where a given-up pool makes no room at once): a planned
+    // level that does not fit (a prefetch the floor asked for, often) must
+    // not keep the coarser arrived ones out. When none fits, the finest waits.
+    let pool = (!ctx.books.count_retiring) as u64 * ctx.books.pool.bytes();
+    let held = ctx.books.accounted() - pool;
     let fits = |first: u32| {
         let new = build_bytes(&ctx.books, t, first, t.tier, first..t.first, true);
         held + new <= ctx.hard_budget
@@ -687,7 +678,6 @@ fn build(
     let need = build_bytes(&ctx.books, t, first, tier, levels.iter().copied(), keep_old);
     let hard_budget = ctx.hard_budget;
     let fits = |books: &Books| books.accounted() + need <= hard_budget;
-    // a pool given up retires: it makes room once the GPU is done with it
     let trim_pool = !fits(&ctx.books) && (!ctx.books.count_retiring || ctx.books.pool.bytes() > 0);
     if trim_pool {
         ctx.books.trim_pool(0);
@@ -733,27 +723,18 @@ fn grow_mesh(m: &MeshFacts, ctx: &mut Context, room: &mut UploadRoom) -> Option<
     if !room.fits(d.upload, 0, 0) || !room.copies_fit(1) {
         return Some(Step::hold(asset, BelowReason::UploadCap));
     }
-    // the new buffers and their staging beside everything held and
-    // retiring; the old detail, released first unless a cross-fade keeps
-    // it, retires
+    // the new buffers and staging beside all held (and retiring: the old detail)
     let old = m.detail.map_or(0, |(_, b)| b);
     let retires = ctx.books.count_retiring;
-    // without retiring, the old detail leaves the books at once
-    let (freed, kept) = match (retires, ctx.cross_fade) {
-        (true, _) => (0, 0),
-        (false, true) => (old, old),
-        (false, false) => (old, 0),
-    };
+    let freed = (!retires) as u64 * old;
+    let kept = (!retires && ctx.cross_fade) as u64 * old;
     let fits = |books: &Books| {
         books.accounted().saturating_sub(freed) + kept + d.bytes + d.upload <= ctx.hard_budget
     };
-    // the recycle pool gives way, as for textures (it retires)
     let trim_pool = !fits(&ctx.books) && ctx.books.pool.bytes() > 0;
     if trim_pool {
         let mut books = ctx.books.clone();
         books.trim_pool(0);
-        // without retiring a trim helps only if it makes the room; with
-        // it, the trim starts the pool's way back
         if retires || fits(&books) {
             ctx.books = books;
         }
@@ -810,12 +791,8 @@ fn headroom(ctx: &Context, books: &Books, need: u64) -> Option<u64> {
     let plan = ctx.plan_bytes + books.pool.bytes() + books.reserve;
     let short = need.saturating_sub(ctx.hard_budget);
     // memory retiring is room on its way, as a deferred shrink's is
-    (books.staging == 0
-        && books.retiring == 0
-        && books.accounted() <= plan
-        && !ctx.shrinks_deferred
-        && short > 0)
-        .then_some(short)
+    let waiting = books.staging > 0 || books.retiring > 0 || ctx.shrinks_deferred;
+    (!waiting && books.accounted() <= plan && short > 0).then_some(short)
 }
 
 #[cfg(test)]
