@@ -14,7 +14,10 @@ fn a_tiny_benchmark_compares_every_strategy() {
         frames: 24,
         quality_every: 4,
         size: glam::UVec2::new(160, 90),
-        sweep: vec![0.2, 0.6],
+        // the smaller point binds but stays above the always-resident
+        // tails (at 160x90 they are a fifth of the working set, counted
+        // at their allocation size), below which no budget can hold
+        sweep: vec![0.3, 0.6],
         sweep_frames: Some(8),
         cache_dir: common::repo().join("target/mipstream-cache"),
         frame_pause: Duration::from_millis(1),
@@ -165,7 +168,7 @@ fn a_tiny_benchmark_compares_every_strategy() {
             .map(|p| p.fraction)
             .collect::<Vec<_>>()
     };
-    assert_eq!(fractions(&r), [0.2, 0.6], "8 sweep frames against 24");
+    assert_eq!(fractions(&r), [0.3, 0.6], "8 sweep frames against 24");
     let table = r.table();
     assert!(table.contains("camera path: the built-in path"), "{table}");
     assert!(!table.contains("\n    0.50 "), "{table}");

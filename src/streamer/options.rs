@@ -161,7 +161,7 @@ impl Default for StreamerOptions {
             workers: cores.saturating_sub(1).clamp(1, 4),
             recycle_pool_bytes: 4 << 20,
             frames_in_flight: 1,
-            count_retiring: false,
+            count_retiring: true,
             transient_reserve: 0.0,
             retry_backoff_frames: 15,
             oom_backoff_frames: 60,

@@ -220,11 +220,22 @@ impl Streamer {
             desc,
             choice,
             geometry,
-            plan,
+            mut plan,
             label,
             tail: tail_levels,
             ..
         } = prepared;
+        if self.options.count_retiring {
+            // the plan sees the bytes the books count: the allocation bound
+            for (tier, bytes) in [Tier::Full, Tier::Compact]
+                .into_iter()
+                .zip(&mut plan.resident_bytes)
+            {
+                for (l, b) in bytes.iter_mut().enumerate() {
+                    *b = geometry.shape(l as u32, tier).alloc_bytes();
+                }
+            }
+        }
         let (resident, shadow) =
             self.tail_texture(&label, &desc.file, &geometry, &plan, &tail_levels)?;
         self.texture_tails += plan.bytes(plan.tail_level, Tier::Full);
