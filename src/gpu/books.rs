@@ -38,12 +38,11 @@ impl Shape {
 
     /// Bytes the books count for a texture of this shape when they count
     /// what the GPU holds ([`crate::StreamerOptions::count_retiring`]):
-    /// each level's rows of blocks padded to 256 bytes
-    /// ([`gpu_level_alloc_bytes`]), an upper bound of what a driver
-    /// allocates beyond the texel data for row and level alignment (lavapipe
-    /// pads rows to 64 bytes: at most 940 bytes a texture more than its
-    /// texels, which wgpu's memory counter counts). For rows of 256 bytes
-    /// or more (a BC7 level 64 texels wide and up) it is the texel data.
+    /// each level's rows of blocks padded to 64 bytes and at least 256
+    /// bytes a level ([`gpu_level_alloc_bytes`]), an upper bound of what
+    /// lavapipe allocates beyond the texels for row and level alignment (up
+    /// to 940 bytes a texture, which wgpu's memory counter counts), checked
+    /// shape by shape in `tests/memory_counters.rs`.
     pub fn alloc_bytes(&self) -> u64 {
         (0..self.mips)
             .map(|m| {
@@ -397,8 +396,10 @@ mod tests {
             (0, 164),
             "a trimmed pool retires"
         );
-        // counted at the allocation bound: rows of blocks padded to 256 bytes
-        assert_eq!(shape(4).alloc_bytes(), 4 * 256);
+        // counted at the allocation bound: rows of blocks padded to 64
+        // bytes, at least 256 a level
+        assert_eq!(shape(4).alloc_bytes(), 256);
+        assert_eq!(shape(8).alloc_bytes(), 8 * 64);
         assert_eq!(shape(64).alloc_bytes(), shape(64).bytes());
     }
 }

@@ -87,15 +87,15 @@ pub struct StreamerOptions {
     /// released (*retiring*: textures replaced or evicted, pool trims, mesh
     /// buffers) until the engine's frames in flight have passed and the
     /// GPU has finished with it, and count textures and upload staging at
-    /// their allocation bound (rows padded to 256 bytes), so that wgpu's
-    /// own memory counter stays within the budget at every moment (the
-    /// memory guarantee, `tests/gpu_memory.rs`). Off (the default for now),
-    /// released memory leaves the books at once, as it always did: the
-    /// budget holds in the books but wgpu can count more for a frame or
-    /// two, several times the budget in the frame of a cut. It becomes the
-    /// default once the benchmark's Results are measured with it. With it
-    /// on, [`frames_in_flight`](Self::frames_in_flight) counts updates;
-    /// off, the pool counts mipstream's own submits. Default: false.
+    /// their allocation bound ([`crate::gpu::store::Shape::alloc_bytes`]),
+    /// so that wgpu's own memory counter stays within the budget at every
+    /// moment (the memory guarantee, `tests/gpu_memory.rs`). Off, released
+    /// memory leaves the books at once and texels are counted, as before:
+    /// the budget holds in the books, but wgpu can count more for a frame
+    /// or two, several times the budget in the frame of a cut (kept to
+    /// measure what waiting for the GPU costs). On,
+    /// [`frames_in_flight`](Self::frames_in_flight) counts updates; off,
+    /// the pool counts mipstream's own submits. Default: true.
     pub count_retiring: bool,
     /// Fraction of the budget kept free beside the plan, on top of the room
     /// the plan keeps for its own largest growth step (old and new copies
