@@ -64,6 +64,16 @@ fn a_tiny_benchmark_compares_every_strategy() {
     ] {
         let s = get(s);
         assert_eq!(s.frames_over_budget, 0, "{}", s.strategy.key());
+        // and by wgpu's own count right after every `update()` (GL counts
+        // no memory)
+        let gl = r.backend == "gl";
+        assert_eq!(
+            s.frames_over_budget_by_wgpu,
+            (!gl).then_some(0),
+            "{}: wgpu counted {:?}",
+            s.strategy.key(),
+            s.frames.iter().map(|f| f.gpu_bytes).collect::<Vec<_>>()
+        );
         assert!(
             s.peak_resident_bytes <= r.budget_bytes,
             "{}",
@@ -215,6 +225,8 @@ fn a_tiny_benchmark_compares_every_strategy() {
             "gpu_texture_memory_peak_bytes",
             "allocator_allocated_peak_bytes",
             "frames_over_budget",
+            "frames_over_budget_by_wgpu",
+            "wgpu_peak_ratio",
             "psnr_db_mean",
             "psnr_db_min",
             "flip_mean",

@@ -384,6 +384,14 @@ fn assert_came_through(r: &SoakReport) {
     assert!(b.within_bound(), "{b:?}");
     assert_eq!(r.invariant_violations, 0, "{:?}", r.violation_messages);
     assert_eq!(r.frames_over_budget, 0);
+    // by wgpu's own count right after every update (GL counts no memory)
+    let gl = r.backend == "gl";
+    assert_eq!(
+        r.frames_over_budget_by_wgpu,
+        (!gl).then_some(0),
+        "{:?}",
+        r.violation_messages
+    );
     assert_eq!(r.panics, 0);
     assert_eq!(r.leaked_textures, 0);
     assert_eq!(r.leaked_buffers, 0);
@@ -426,6 +434,8 @@ fn a_short_soak_with_every_fault_passes() {
         "seed",
         "invariant_violations",
         "frames_over_budget",
+        "frames_over_budget_by_wgpu",
+        "wgpu_peak_ratio",
         "faults_injected",
         "oom_events",
         "panics",

@@ -20,10 +20,9 @@
 
 mod common;
 
-use glam::{UVec2, Vec3};
 use mipstream::gpu::{self, memory};
-use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc, TextureId};
-use mipstream::{Streamer, TextureFile, View};
+use mipstream::streamer::{Budget, StreamerOptions, TextureId};
+use mipstream::Streamer;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -194,45 +193,18 @@ impl Engine {
     }
 }
 
-/// Twenty Sponza textures on spheres along the view axis.
 fn scene(g: &gpu::HeadlessGpu, budget: u64) -> Streamer {
-    let mut s = Streamer::with_options(
-        &g.device,
-        &g.queue,
+    common::spheres::scene(
+        g,
+        budget,
         StreamerOptions {
-            budget: Budget::Bytes(budget),
             count_retiring: true,
             ..Default::default()
         },
-    );
-    let dir = common::shared_data().join("sponza-textures");
-    for (i, path) in common::files_with(&dir, &[".ktx2"])
-        .into_iter()
-        .take(20)
-        .enumerate()
-    {
-        let t = s
-            .register_texture(TextureDesc::new(TextureFile::open_path(&path).unwrap()))
-            .unwrap();
-        let x = (i % 5) as f32 * 3.0 - 6.0;
-        let z = -4.0 - (i / 5) as f32 * 6.0;
-        s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
-            .unwrap();
-    }
-    s
-}
-
-fn view(z: f32) -> View {
-    View::look_at(
-        Vec3::new(0.0, 1.0, z),
-        Vec3::new(0.0, 0.0, z - 10.0),
-        Vec3::Y,
-        1.0,
-        UVec2::new(1280, 720),
-        0.1,
-        1e4,
     )
 }
+
+use common::spheres::view;
 
 /// wgpu's count of texture and buffer memory on the device.
 fn device_bytes(device: &wgpu::Device) -> u64 {
@@ -316,6 +288,10 @@ fn run(g: &gpu::HeadlessGpu, budget: u64, events: &[Event]) -> Seen {
             }
         };
         let stats = s.update(&[view(z)]);
+        assert_eq!(
+            stats.gpu_waits, 0,
+            "frame {frame}: update() waited for the GPU"
+        );
         s.check_invariants()
             .unwrap_or_else(|e| panic!("frame {frame}: {e} {stats:?}\n{}", s.report()));
         // an out-of-memory event lowers the budget in force: a cut too

@@ -12,10 +12,9 @@
 
 mod common;
 
-use glam::{UVec2, Vec3};
 use mipstream::gpu::{self, memory};
-use mipstream::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
-use mipstream::{Streamer, TextureFile, View};
+use mipstream::streamer::{Budget, StreamerOptions};
+use mipstream::Streamer;
 use std::time::Duration;
 
 fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
@@ -23,44 +22,11 @@ fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
         .unwrap_or_else(|e| panic!("this test needs {what}: {e} ({})", gpu::INSTALL_HINT))
 }
 
-/// Twenty Sponza textures on spheres along the view axis.
 fn scene(g: &gpu::HeadlessGpu, budget: u64) -> Streamer {
-    let mut s = Streamer::with_options(
-        &g.device,
-        &g.queue,
-        StreamerOptions {
-            budget: Budget::Bytes(budget),
-            ..Default::default()
-        },
-    );
-    let dir = common::shared_data().join("sponza-textures");
-    for (i, path) in common::files_with(&dir, &[".ktx2"])
-        .into_iter()
-        .take(20)
-        .enumerate()
-    {
-        let t = s
-            .register_texture(TextureDesc::new(TextureFile::open_path(&path).unwrap()))
-            .unwrap();
-        let x = (i % 5) as f32 * 3.0 - 6.0;
-        let z = -4.0 - (i / 5) as f32 * 6.0;
-        s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))
-            .unwrap();
-    }
-    s
+    common::spheres::scene(g, budget, StreamerOptions::default())
 }
 
-fn view(z: f32) -> View {
-    View::look_at(
-        Vec3::new(0.0, 1.0, z),
-        Vec3::new(0.0, 0.0, z - 10.0),
-        Vec3::Y,
-        1.0,
-        UVec2::new(1280, 720),
-        0.1,
-        1e4,
-    )
-}
+use common::spheres::view;
 
 /// Textures the ledger says the GPU holds: resident ones, the recycle
 /// pool, and released ones not yet given back (the scene has no meshes).

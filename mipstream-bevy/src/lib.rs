@@ -45,8 +45,10 @@
 //!   frame N+1; a texture mipstream frees may still be bound there, so the
 //!   plugin sets [`mipstream::StreamerOptions::frames_in_flight`] to 3:
 //!   a freed texture is refilled for another only after the frames that
-//!   could bind it are recorded. Freed textures are dropped, never
-//!   destroyed, so wgpu keeps them alive as long as a bind group holds them.
+//!   could bind it are recorded, and counts in the budget as retiring
+//!   until then and until the GPU is done with it. Freed textures are
+//!   dropped, never destroyed, so wgpu keeps them alive as long as a bind
+//!   group holds them.
 //! - **Objects.** Every entity with `Mesh3d`, `MeshMaterial3d<StandardMaterial>`,
 //!   `GlobalTransform` and `Aabb` whose material uses a streamed image is a
 //!   mipstream object: its world bounds, the UV density of its mesh (world

@@ -148,6 +148,8 @@ pub struct GpuStore {
     /// Whether what is released retires in the books (and textures count
     /// at their allocation bound): [`crate::StreamerOptions::count_retiring`].
     count_retiring: bool,
+    /// Blocking waits for the GPU so far ([`GpuStore::wait_idle`]).
+    waits: u64,
 }
 
 /// A released resource the GPU may still use, kept until the engine's
@@ -190,7 +192,14 @@ impl GpuStore {
             retiring_textures_in_flight: Arc::new(AtomicU64::new(0)),
             frames_in_flight: 1,
             count_retiring: false,
+            waits: 0,
         }
+    }
+
+    /// Blocking waits for the GPU made so far: [`wait_idle`](Self::wait_idle)
+    /// is the store's only one (error scopes resolve at once in wgpu 30).
+    pub fn waits(&self) -> u64 {
+        self.waits
     }
 
     /// Released resources retire in the books until the GPU gives them
@@ -742,7 +751,8 @@ impl GpuStore {
     }
 
     /// Blocks until the GPU has finished everything submitted.
-    pub fn wait_idle(&self) {
+    pub fn wait_idle(&mut self) {
+        self.waits += 1;
         let _ = self.device.poll(wgpu::PollType::Wait {
             submission_index: None,
             timeout: None,

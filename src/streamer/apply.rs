@@ -125,7 +125,7 @@ impl Streamer {
     /// [`crate::StreamerOptions::count_retiring`] never waited for: a
     /// forced shrink's staging on a backend without GPU copies is memory in
     /// the budget cut's service, counted until the GPU is done.
-    pub(super) fn end_frame(&mut self) {
+    pub(super) fn end_frame(&mut self, waits_before: u64) {
         self.gpu.poll();
         if !self.options.count_retiring
             && self.gpu.held_bytes() > self.hard_budget()
@@ -143,6 +143,7 @@ impl Streamer {
             self.stats.refused_shrinks > 0 && self.gpu.held_bytes() > self.hard_budget();
         self.stats.retiring_bytes = self.gpu.retiring_bytes();
         self.stats.gpu_bytes = self.gpu.accounted_bytes();
+        self.stats.gpu_waits = (self.gpu.waits() - waits_before) as u32;
     }
 
     /// The decisions' setting: a copy of the books and the frame's limits.

@@ -528,6 +528,7 @@ impl Streamer {
     /// and carry it out. Never blocks on loads.
     pub fn update(&mut self, views: &[View]) -> FrameStats {
         let start = Instant::now();
+        let waits = self.gpu.waits();
         self.begin_frame(views);
         self.drain();
         self.end_fades();
@@ -542,7 +543,7 @@ impl Streamer {
             self.plan_next();
             self.stats.plan_time += handover.elapsed();
         }
-        self.end_frame();
+        self.end_frame(waits);
         self.stats.update_time = start.elapsed();
         self.stats
     }

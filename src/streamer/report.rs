@@ -272,6 +272,10 @@ pub struct FrameStats {
     /// When the update returned: held and retiring together, what the
     /// budget limits ([`crate::Streamer::gpu_bytes`]).
     pub gpu_bytes: u64,
+    /// Times this update blocked until the GPU was idle: 0 with
+    /// [`crate::StreamerOptions::count_retiring`] (without it, a forced
+    /// shrink's staging over the budget is waited for).
+    pub gpu_waits: u32,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture levels written, each one copy command the frame's submit

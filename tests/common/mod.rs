@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub mod sample;
+pub mod spheres;
 
 /// The device every GPU test in this binary shares.
 pub fn gpu() -> &'static HeadlessGpu {

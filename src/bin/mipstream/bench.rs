@@ -96,6 +96,12 @@ pub(crate) struct BenchArgs {
     /// strategies differ only by what they choose.
     #[arg(long)]
     lockstep: bool,
+    /// Run every strategy on the books that drop a released texture at
+    /// once instead of counting it until the GPU gives it back
+    /// (`StreamerOptions::count_retiring: false`, the books before the
+    /// memory guarantee): what waiting for the GPU costs in quality.
+    #[arg(long)]
+    release_at_once: bool,
 }
 
 pub(crate) fn shared_data() -> PathBuf {
@@ -187,6 +193,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         trace: args.trace.clone(),
         strategies: strategies(&args)?,
         lockstep: args.lockstep,
+        count_retiring: !args.release_at_once,
         error_model: if args.error_model == "geometric" {
             mipstream::plan::LossModel::Geometric
         } else {

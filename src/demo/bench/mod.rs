@@ -220,6 +220,11 @@ pub struct BenchOptions {
     /// figure may differ by that frame's upload. Off: the loader threads race the frames (paced
     /// by `frame_pause`), as in a renderer. Default: off.
     pub lockstep: bool,
+    /// The books every strategy's streamer keeps
+    /// ([`StreamerOptions::count_retiring`]): false runs them on the books
+    /// that drop a release at once, to measure what waiting for the GPU
+    /// costs. Default: the streamer's.
+    pub count_retiring: bool,
 }
 
 impl Default for BenchOptions {
@@ -244,6 +249,7 @@ impl Default for BenchOptions {
             strategies: Strategy::default_set(),
             error_model: crate::plan::LossModel::Measured,
             lockstep: false,
+            count_retiring: StreamerOptions::default().count_retiring,
         }
     }
 }
@@ -315,6 +321,10 @@ pub struct FrameRecord {
     /// The same against the integer problem's bound
     /// ([`crate::streamer::FrameStats::fit_gap_knapsack`]).
     pub fit_gap_knapsack: Option<f64>,
+    /// wgpu's count of texture and buffer memory right after `update()`,
+    /// above what the device held before the strategy's streamer existed
+    /// (the renderer's own taken out); `None` where wgpu counts no memory.
+    pub gpu_bytes: Option<u64>,
 }
 
 /// One strategy's run.
@@ -330,6 +340,12 @@ pub struct StrategyResult {
     pub peak_resident_bytes: u64,
     /// Frames holding more than the budget.
     pub frames_over_budget: usize,
+    /// Frames where wgpu counted more than the budget right after
+    /// `update()` ([`FrameRecord::gpu_bytes`]), every rule alike; `None`
+    /// where wgpu counts no memory (GL).
+    pub frames_over_budget_by_wgpu: Option<usize>,
+    /// The most wgpu counted in a frame against the budget, as a ratio.
+    pub wgpu_peak_ratio: Option<f64>,
     /// PSNR of the mean squared error over all compared frames (a frame
     /// identical to `full` adds no error rather than a capped 100 dB), capped
     /// at 100 dB.
@@ -385,6 +401,15 @@ pub struct SweepResult {
     pub peak_resident_bytes: u64,
     /// Frames holding more than the budget.
     pub frames_over_budget: usize,
+    /// Frames over the budget by wgpu's count ([`StrategyResult::frames_over_budget_by_wgpu`]).
+    pub frames_over_budget_by_wgpu: Option<usize>,
+}
+
+impl SweepResult {
+    /// Over the budget by the books or by wgpu's count.
+    pub fn went_over(&self) -> bool {
+        self.frames_over_budget > 0 || self.frames_over_budget_by_wgpu.unwrap_or(0) > 0
+    }
 }
 
 /// Every strategy at one budget of the sweep.
@@ -430,6 +455,8 @@ pub struct BenchResult {
     pub error_model: crate::plan::LossModel,
     /// Whether it ran in lockstep ([`BenchOptions::lockstep`]).
     pub lockstep: bool,
+    /// The books it ran on ([`BenchOptions::count_retiring`]).
+    pub count_retiring: bool,
     /// The quality-vs-budget curve.
     pub sweep: Vec<SweepPoint>,
     /// Frames per sweep run.
@@ -558,6 +585,7 @@ pub fn run(
                     flip_mean: r.flip_mean,
                     peak_resident_bytes: r.peak_resident_bytes,
                     frames_over_budget: r.frames_over_budget,
+                    frames_over_budget_by_wgpu: r.frames_over_budget_by_wgpu,
                 });
             }
             sweep.push(SweepPoint {
@@ -585,5 +613,6 @@ pub fn run(
         sweep_frames,
         error_model: opts.error_model,
         lockstep: opts.lockstep,
+        count_retiring: opts.count_retiring,
     })
 }

@@ -301,7 +301,7 @@ pub fn write_plots(result: &BenchResult, dir: &Path) -> Result<Vec<PathBuf>, Ben
                     .iter()
                     .filter_map(|p| {
                         let r = p.results.iter().find(|r| r.strategy == strategy)?;
-                        Some((x(p, r), y(r), r.frames_over_budget > 0))
+                        Some((x(p, r), y(r), r.went_over()))
                     })
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));

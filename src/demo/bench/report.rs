@@ -35,6 +35,7 @@ impl BenchResult {
                         flip_mean: s.flip_mean,
                         peak_resident_bytes: s.peak_resident_bytes,
                         frames_over_budget: s.frames_over_budget,
+                        frames_over_budget_by_wgpu: s.frames_over_budget_by_wgpu,
                     })
                     .collect(),
             });
@@ -55,6 +56,9 @@ impl BenchResult {
                         "setting": s.setting,
                         "peak_resident_bytes": s.peak_resident_bytes,
                         "frames_over_budget": s.frames_over_budget,
+                        "frames_over_budget_by_wgpu": s.frames_over_budget_by_wgpu,
+                        "wgpu_peak_ratio": s.wgpu_peak_ratio,
+                        "gpu_bytes_per_frame": s.frames.iter().map(|r| r.gpu_bytes).collect::<Vec<_>>(),
                         "psnr_db_mean": s.psnr_db_mean,
                         "psnr_db_min": s.psnr_db_min,
                         "flip_mean": s.flip_mean,
@@ -91,6 +95,7 @@ impl BenchResult {
                         "flip_mean": r.flip_mean,
                         "peak_resident_bytes": r.peak_resident_bytes,
                         "frames_over_budget": r.frames_over_budget,
+                        "frames_over_budget_by_wgpu": r.frames_over_budget_by_wgpu,
                     });
                 }
                 o
@@ -107,6 +112,7 @@ impl BenchResult {
             "budget_basis": self.budget_basis.key(),
             "error_model": self.error_model.key(),
             "lockstep": self.lockstep,
+            "count_retiring": self.count_retiring,
             "working_set_bytes": self.working_set_bytes,
             "full_residency_bytes": self.full_residency_bytes,
             "compared_frames": self.compared_frames(),
@@ -153,13 +159,14 @@ impl BenchResult {
         );
         out += &format!("camera path: {}\n", self.camera_path);
         out += &format!(
-            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13} {:>13}\n",
+            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13} {:>13}\n",
             "strategy",
             "setting",
             "peak",
             "wgpu tex",
             "allocated",
             "over",
+            "wgpu over",
             "PSNR",
             "min",
             "FLIP",
@@ -171,13 +178,14 @@ impl BenchResult {
         );
         for s in &self.strategies {
             out += &format!(
-                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13} {:>13}\n",
+                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13} {:>13}\n",
                 s.strategy.key(),
                 s.setting,
                 human_bytes(s.peak_resident_bytes),
                 opt(s.gpu_texture_memory_peak_bytes),
                 opt(s.allocator_allocated_peak_bytes),
                 s.frames_over_budget,
+                wgpu_over(s.frames_over_budget_by_wgpu, s.wgpu_peak_ratio),
                 s.psnr_db_mean,
                 s.psnr_db_min,
                 s.flip_mean,
@@ -205,13 +213,23 @@ impl BenchResult {
             for p in &self.budget_points() {
                 out += &format!("{:>8.2}", p.fraction);
                 for r in &p.results {
-                    let mark = if r.frames_over_budget > 0 { "*" } else { " " };
+                    let mark = if r.went_over() { "*" } else { " " };
                     out += &format!(" {:>12.2} / {:.5}{mark}", r.psnr_db_mean, r.flip_mean);
                 }
                 out += "\n";
             }
         }
         out
+    }
+}
+
+/// Frames over the budget by wgpu's count and its peak against the budget
+/// (`5 (1.31x)`; "-" where wgpu counts no memory).
+fn wgpu_over(frames: Option<usize>, peak: Option<f64>) -> String {
+    match (frames, peak) {
+        (Some(n), Some(p)) => format!("{n} ({p:.2}x)"),
+        (Some(n), None) => n.to_string(),
+        _ => "-".to_string(),
     }
 }
 

@@ -272,15 +272,19 @@ fn trace_frame(
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct DeviceMemory {
     texture_memory: Option<u64>,
+    /// wgpu's buffer memory counter (upload staging and mesh buffers).
+    buffer_memory: Option<u64>,
     allocated: Option<u64>,
 }
 
 impl DeviceMemory {
     fn read(device: &wgpu::Device) -> Self {
-        let counted = gpu::memory::counters(device).texture_memory;
+        let counted = gpu::memory::counters(device);
+        let gl = gpu::memory::is_gl(device);
         Self {
-            // wgpu's GL backend never counts texture memory: 0 there means none
-            texture_memory: (!gpu::memory::is_gl(device)).then_some(counted.max(0) as u64),
+            // wgpu's GL backend never counts memory: 0 there means none
+            texture_memory: (!gl).then_some(counted.texture_memory.max(0) as u64),
+            buffer_memory: (!gl).then_some(counted.buffer_memory.max(0) as u64),
             allocated: gpu::memory::allocator_summary(device).map(|a| a.allocated),
         }
     }
@@ -290,6 +294,10 @@ impl DeviceMemory {
             texture_memory: self
                 .texture_memory
                 .zip(o.texture_memory)
+                .map(|(a, b)| f(a, b)),
+            buffer_memory: self
+                .buffer_memory
+                .zip(o.buffer_memory)
                 .map(|(a, b)| f(a, b)),
             allocated: self.allocated.zip(o.allocated).map(|(a, b)| f(a, b)),
         }
@@ -359,6 +367,7 @@ fn open_streamer(ctx: &Ctx<'_>, strategy: Strategy, budget: u64) -> Streamer {
                 u64::MAX / 4
             }),
             upload_bytes_per_frame: opts.upload_cap,
+            count_retiring: opts.count_retiring,
             recycle_pool_bytes: (4u64 << 20).min(budget / 16),
             transient_reserve: if strategy == Strategy::Mipstream {
                 opts.transient_reserve
@@ -523,6 +532,12 @@ impl Run<'_> {
             .path()
             .view(ctx.t_of(f, self.frames), ctx.opts.size);
         let stats = self.streamer.update(&[view]);
+        // wgpu's count the moment `update()` returns
+        let now = DeviceMemory::read(&g.device).minus(self.baseline);
+        let gpu_bytes = now
+            .texture_memory
+            .zip(now.buffer_memory)
+            .map(|(t, b)| t + b);
         self.streamer
             .check_invariants()
             .map_err(|violation| BenchError::Invariant {
@@ -541,6 +556,7 @@ impl Run<'_> {
             update_ms: stats.update_time.as_secs_f64() * 1e3,
             fit_gap: stats.fit_gap_lp,
             fit_gap_knapsack: stats.fit_gap_knapsack,
+            gpu_bytes,
             ..Default::default()
         };
         if f >= ctx.cut_frame && self.converged_at.is_none() && self.streamer.converged() {
@@ -642,6 +658,15 @@ impl Run<'_> {
             setting,
             peak_resident_bytes: records.iter().map(|r| r.resident).max().unwrap_or(0),
             frames_over_budget: records.iter().filter(|r| r.resident > self.budget).count(),
+            frames_over_budget_by_wgpu: records
+                .iter()
+                .map(|r| r.gpu_bytes.map(|b| (b > self.budget) as usize))
+                .sum(),
+            wgpu_peak_ratio: records
+                .iter()
+                .filter_map(|r| r.gpu_bytes)
+                .max()
+                .map(|b| b as f64 / self.budget.max(1) as f64),
             psnr_db_mean: if full { 100.0 } else { psnr_from_mse(mse) },
             psnr_db_min: if full { 100.0 } else { worst },
             gpu_texture_memory_peak_bytes: self.memory_peak.texture_memory,

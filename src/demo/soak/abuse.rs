@@ -37,6 +37,15 @@ pub(super) struct Soak<'a> {
     pub(super) report: SoakReport,
     /// `update()` times, ms.
     pub(super) times: Vec<f64>,
+    /// wgpu's texture and buffer memory before the streamer existed, where
+    /// the backend counts memory.
+    gpu_base: Option<u64>,
+}
+
+/// wgpu's count of texture and buffer memory on `device`.
+fn wgpu_memory(device: &wgpu::Device) -> u64 {
+    let c = crate::gpu::memory::counters(device);
+    (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64
 }
 
 impl<'a> Soak<'a> {
@@ -50,6 +59,8 @@ impl<'a> Soak<'a> {
     ) -> Result<Self, SoakError> {
         let mesh_paths = mesh_files(&options.cache_dir)?;
         let faults = Faults::new(options.seed);
+        let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
+        let gpu_base = (!crate::gpu::memory::is_gl(&gpu.device)).then(|| wgpu_memory(&gpu.device));
         let mut streamer = Streamer::with_options(
             &gpu.device,
             &gpu.queue,
@@ -100,6 +111,7 @@ impl<'a> Soak<'a> {
             meshes,
             mesh_paths,
             faults,
+            gpu_base,
             rng: Rng(options.seed ^ 0x005E_ED0F_50A4),
             camera: Camera {
                 from: Vec3::new(0.0, 20.0, -FIELD_HALF),
@@ -182,6 +194,36 @@ impl<'a> Soak<'a> {
         }
     }
 
+    /// The memory guarantee by wgpu's count, right after `update()`: never
+    /// above the books (held and retiring), and within the budget in force
+    /// unless the update was giving memory back.
+    fn check_wgpu(&mut self, frame: u64, giving_back: bool) {
+        let Some(base) = self.gpu_base else { return };
+        let counted = wgpu_memory(self.streamer.device()).saturating_sub(base);
+        let (books, budget) = (self.streamer.gpu_bytes(), self.streamer.effective_budget());
+        let ratio = counted as f64 / budget.max(1) as f64;
+        let peak = self.report.wgpu_peak_ratio.get_or_insert(0.0);
+        *peak = peak.max(ratio);
+        let over = self.report.frames_over_budget_by_wgpu.get_or_insert(0);
+        let broken = if counted > books {
+            Some(format!("wgpu counts {counted} bytes, the books {books}"))
+        } else if counted > budget && !giving_back {
+            Some(format!(
+                "wgpu counts {counted} bytes over the budget of {budget}"
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = broken {
+            *over += 1;
+            if self.report.violation_messages.len() < 8 {
+                self.report
+                    .violation_messages
+                    .push(format!("frame {frame}: {what}"));
+            }
+        }
+    }
+
     /// One frame of abuse; false when the streamer panicked (the soak ends).
     pub(super) fn frame(&mut self, frame: u64) -> bool {
         let start = Instant::now();
@@ -219,6 +261,7 @@ impl<'a> Soak<'a> {
             }
             self.note(format!("frame {frame}: {e}"));
         }
+        self.check_wgpu(frame, stats.giving_back);
         let held = self.streamer.held_bytes();
         self.report.peak_resident_bytes = self.report.peak_resident_bytes.max(held);
         if held > self.budget && stats.stuck_over_budget {

@@ -216,6 +216,15 @@ pub struct SoakReport {
     /// ([`crate::streamer::FrameStats::stuck_over_budget`]): counted, not
     /// failures (the next update tries again).
     pub frames_stuck_over_budget: u64,
+    /// Frames where wgpu's own count of the memory the streamer made (its
+    /// texture and buffer memory counters, less what the device held
+    /// before), read right after `update()`, exceeded the budget in force
+    /// outside an update that was giving memory back, or the streamer's
+    /// books (held and retiring); `None` where wgpu counts no memory (GL).
+    pub frames_over_budget_by_wgpu: Option<u64>,
+    /// The most wgpu counted against the budget in force, as a ratio;
+    /// `None` where wgpu counts no memory.
+    pub wgpu_peak_ratio: Option<f64>,
     /// Shrinks the device refused ([`crate::streamer::FrameStats::refused_shrinks`]).
     pub refused_shrinks: u64,
     /// Faults injected, by kind (budget changes not included).
@@ -361,6 +370,7 @@ impl SoakReport {
         self.binding.as_ref().is_none_or(|b| b.within_bound())
             && self.invariant_violations == 0
             && self.frames_over_budget == 0
+            && self.frames_over_budget_by_wgpu.unwrap_or(0) == 0
             && self.panics == 0
             && self.leaked_textures == 0
             && self.leaked_buffers == 0
@@ -379,6 +389,8 @@ impl SoakReport {
             "violation_messages": self.violation_messages,
             "frames_over_budget": self.frames_over_budget,
             "frames_stuck_over_budget": self.frames_stuck_over_budget,
+            "frames_over_budget_by_wgpu": self.frames_over_budget_by_wgpu,
+            "wgpu_peak_ratio": self.wgpu_peak_ratio,
             "refused_shrinks": self.refused_shrinks,
             "faults_injected": self.fault_counts.total() + self.budget_changes,
             "faults_by_kind": {
@@ -424,7 +436,7 @@ impl SoakReport {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         format!(
             "{} frames, seed {}, faults [{}] on {} ({})\n\
-             invariant violations {}, frames over budget {} (and {} over it because every shrink was refused; {} shrinks refused), panics {}, leaked textures {}, buffers {}\n\
+             invariant violations {}, frames over budget {} (and {} over it because every shrink was refused; {} shrinks refused), by wgpu's count {} (peak {} of the budget), panics {}, leaked textures {}, buffers {}\n\
              faults injected: {} io errors, {} short reads, {} slow reads, {} transcode errors, \
              {} refused allocations, {} budget changes ({:.1}-{:.1} MiB)\n\
              {} out-of-memory events, {} failed loads, {} failed registrations; \
@@ -443,6 +455,10 @@ impl SoakReport {
             self.frames_over_budget,
             self.frames_stuck_over_budget,
             self.refused_shrinks,
+            self.frames_over_budget_by_wgpu
+                .map_or("not counted (no memory counter)".to_string(), |n| n.to_string()),
+            self.wgpu_peak_ratio
+                .map_or("-".to_string(), |r| format!("{:.0}%", r * 100.0)),
             self.panics,
             self.leaked_textures,
             self.leaked_buffers,

@@ -300,8 +300,16 @@ fn numbers(ui: &mut egui::Ui, v: &Viewer) {
             ui.end_row();
         };
         row(
-            "held / budget",
-            format!("{} / {}", human_bytes(t.accounted()), human_bytes(r.budget)),
+            "on the GPU / budget",
+            format!("{} / {}", human_bytes(t.on_gpu()), human_bytes(r.budget)),
+        );
+        row(
+            "held · retiring",
+            format!(
+                "{} · {}",
+                human_bytes(t.accounted()),
+                human_bytes(t.retiring)
+            ),
         );
         row(
             "colour · normal · data",
