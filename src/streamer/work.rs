@@ -327,34 +327,44 @@ pub(crate) fn shrink_textures(
         } else {
             None
         };
-        let Some(to) = to else { continue };
-        let kept: Vec<&LevelImage> = t
-            .shadow
-            .map_or(Vec::new(), |s| s.range(to..).map(|(_, l)| l).collect());
-        let reupload: u64 = kept.iter().map(|l| l.unstaged_bytes()).sum();
+        let Some(mut to) = to else { continue };
+        let kept_from = |l: u32| -> Vec<&LevelImage> {
+            t.shadow
+                .map_or(Vec::new(), |s| s.range(l..).map(|(_, l)| l).collect())
+        };
+        let reupload_from = |l: u32| kept_from(l).iter().map(|l| l.unstaged_bytes()).sum::<u64>();
         let over_budget = ctx.books.held() > ctx.hard_budget;
-        if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
+        if reupload_from(to) > 0 && !over_budget && !room.fits(reupload_from(to), 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
         // the pool (a cache trimmed after the shrinks) forces none; nor
         // does what is retiring, which no shrink frees sooner
         let forced = ctx.books.held() - ctx.books.pool.bytes() > ctx.hard_budget;
-        let copies = t.geometry.levels - to;
-        if (ctx.shrinks_left == 0 || !room.copies_fit(copies)) && !forced {
+        if (ctx.shrinks_left == 0 || !room.copies_fit(t.geometry.levels - to)) && !forced {
             ctx.shrinks_deferred = true;
             continue; // not forced by the budget: a later frame's
         }
         // the smaller copy is made beside the old one, which retires: an
-        // unforced shrink waits for room, unless nothing could make it
-        let new = ctx.books.pool.size(t.geometry.shape(to, t.tier)) + reupload;
-        if ctx.books.count_retiring && !forced && ctx.books.accounted() + new > ctx.hard_budget {
+        // unforced shrink waits for room while something is on its way
+        // back; with nothing to wait for, it goes as far down as makes a
+        // copy that fits (the plan's level comes back as growth), and only
+        // when not even its tail fits does it go over
+        let new = |l: u32| ctx.books.pool.size(t.geometry.shape(l, t.tier)) + reupload_from(l);
+        let free = ctx.hard_budget.saturating_sub(ctx.books.accounted());
+        if ctx.books.count_retiring && !forced && new(to) > free {
             let b = &ctx.books;
             if b.retiring > 0 || b.staging > 0 || b.pool.bytes() > 0 {
                 ctx.shrinks_deferred = true;
                 continue;
             }
-            ctx.went_over = true;
+            match (to..=t.tail).find(|&l| new(l) <= free) {
+                Some(l) => to = l,
+                None => ctx.went_over = true,
+            }
         }
+        let kept = kept_from(to);
+        let reupload = reupload_from(to);
+        let copies = t.geometry.levels - to;
         ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.books.create(t.geometry.shape(to, t.tier));
         ctx.books.stage(reupload);

@@ -538,6 +538,19 @@ impl Run<'_> {
             .texture_memory
             .zip(now.buffer_memory)
             .map(|(t, b)| t + b);
+        if std::env::var_os("MIPSTREAM_BENCH_DEBUG").is_some()
+            && gpu_bytes.is_some_and(|b| b > self.streamer.gpu_bytes())
+        {
+            let t = self.streamer.report().totals;
+            eprintln!(
+                "frame {f}: wgpu {now:?} ({gpu_bytes:?}) > books {} (held {}, retiring {}, staging {}, pool {}) {stats:?}",
+                self.streamer.gpu_bytes(),
+                t.accounted(),
+                t.retiring,
+                t.staging,
+                t.pool
+            );
+        }
         self.streamer
             .check_invariants()
             .map_err(|violation| BenchError::Invariant {
