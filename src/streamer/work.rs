@@ -334,7 +334,8 @@ pub(crate) fn shrink_textures(
         };
         let reupload_from = |l: u32| kept_from(l).iter().map(|l| l.unstaged_bytes()).sum::<u64>();
         let over_budget = ctx.books.held() > ctx.hard_budget;
-        if reupload_from(to) > 0 && !over_budget && !room.fits(reupload_from(to), 0, 0) {
+        let reupload = reupload_from(to);
+        if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
             continue; // not forced by the budget: wait for upload room
         }
         // the pool (a cache trimmed after the shrinks) forces none; nor
@@ -363,7 +364,7 @@ pub(crate) fn shrink_textures(
             }
         }
         let kept = kept_from(to);
-        let reupload = reupload_from(to);
+        let reupload = kept.iter().map(|l| l.unstaged_bytes()).sum::<u64>();
         let copies = t.geometry.levels - to;
         ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.books.create(t.geometry.shape(to, t.tier));
