@@ -2,9 +2,8 @@
 //! counters read right after every `update()` and right after every frame
 //! the engine submits, never at idle.
 //!
-//! With [`StreamerOptions::count_retiring`] on (off by default until the
-//! benchmark's Results are measured with it). The engine here is the
-//! README's: its own device (one per test, so the
+//! With [`StreamerOptions::count_retiring`] on (the default). The engine
+//! here is the README's ([`Engine`]): its own device (one per test, so the
 //! counters see only this test's resources), a bind group per texture
 //! rebuilt from `take_changed` before its next submit, and a frame that
 //! samples every texture. What mipstream created is the device's count less
@@ -20,177 +19,15 @@
 
 mod common;
 
+use mipstream::demo::bench::engine::Engine;
 use mipstream::gpu::{self, memory};
-use mipstream::streamer::{Budget, StreamerOptions, TextureId};
+use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::Streamer;
-use std::collections::HashMap;
 use std::time::Duration;
 
 fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
     gpu::headless(Some(backends))
         .unwrap_or_else(|e| panic!("this test needs {what}: {e} ({})", gpu::INSTALL_HINT))
-}
-
-/// An engine as the README's embedding example writes one: a bind group
-/// per texture, rebuilt from `take_changed`, and a frame sampling each.
-struct Engine {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    layout: wgpu::BindGroupLayout,
-    sampler: wgpu::Sampler,
-    pipeline: wgpu::RenderPipeline,
-    target: wgpu::TextureView,
-    bind_groups: HashMap<TextureId, wgpu::BindGroup>,
-}
-
-impl Engine {
-    fn new(g: &gpu::HeadlessGpu) -> Self {
-        let device = g.device.clone();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("material"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
-        });
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            mipmap_filter: wgpu::MipmapFilterMode::Linear,
-            ..Default::default()
-        });
-        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("quad"),
-            source: wgpu::ShaderSource::Wgsl(
-                "@group(0) @binding(0) var t: texture_2d<f32>;
-                 @group(0) @binding(1) var s: sampler;
-                 struct Out { @builtin(position) pos: vec4f, @location(0) uv: vec2f };
-                 @vertex fn vs(@builtin(vertex_index) i: u32) -> Out {
-                     let uv = vec2f(f32((i << 1u) & 2u), f32(i & 2u));
-                     return Out(vec4f(uv * 2.0 - 1.0, 0.0, 1.0), uv);
-                 }
-                 @fragment fn fs(v: Out) -> @location(0) vec4f { return textureSample(t, s, v.uv); }"
-                    .into(),
-            ),
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("quad"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let format = wgpu::TextureFormat::Rgba8Unorm;
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("quad"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: Default::default(),
-            depth_stencil: None,
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &shader,
-                entry_point: Some("fs"),
-                compilation_options: Default::default(),
-                targets: &[Some(format.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let target = device
-            .create_texture(&wgpu::TextureDescriptor {
-                label: Some("frame"),
-                size: wgpu::Extent3d {
-                    width: 64,
-                    height: 64,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                view_formats: &[],
-            })
-            .create_view(&Default::default());
-        Self {
-            device,
-            queue: g.queue.clone(),
-            layout,
-            sampler,
-            pipeline,
-            target,
-            bind_groups: HashMap::new(),
-        }
-    }
-
-    /// Rebuilds the bind groups of what changed (dropping the old ones).
-    fn rebind(&mut self, s: &mut Streamer) {
-        for id in s.take_changed() {
-            let Ok(view) = s.texture_view(id) else {
-                self.bind_groups.remove(&id);
-                continue;
-            };
-            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("material"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::TextureView(view),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::Sampler(&self.sampler),
-                    },
-                ],
-            });
-            self.bind_groups.insert(id, group);
-        }
-    }
-
-    /// One frame sampling every texture, submitted.
-    fn frame(&self) {
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("frame"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.target,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                ..Default::default()
-            });
-            pass.set_pipeline(&self.pipeline);
-            for group in self.bind_groups.values() {
-                pass.set_bind_group(0, group, &[]);
-                pass.draw(0..3, 0..1);
-            }
-        }
-        self.queue.submit([encoder.finish()]);
-    }
 }
 
 fn scene(g: &gpu::HeadlessGpu, budget: u64) -> Streamer {
@@ -259,7 +96,7 @@ struct Seen {
 /// Drives the run on `g`, checking after every `update()` and every
 /// engine submit with `check(moment, streamer, counted_by_wgpu)`.
 fn run(g: &gpu::HeadlessGpu, budget: u64, events: &[Event]) -> Seen {
-    let mut engine = Engine::new(g);
+    let mut engine = Engine::new(&g.device, &g.queue, 64, 64);
     engine.frame();
     let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
     let base = device_bytes(&g.device);
@@ -423,4 +260,47 @@ fn wgpus_live_textures_never_outnumber_the_books_on_gl() {
     let all = events(12 << 20);
     let seen = run(&g, 12 << 20, &all);
     assert_eq!(seen.checks, 2 * all.len() as u32);
+}
+
+/// `mipstream bench-frame` in a test's size: an engine's render loop
+/// (submit, `update`, wait for its frame) through three budget cuts, with
+/// an upload room of 1 MiB, on the adapter WGPU_BACKEND picks.
+#[test]
+fn an_engines_render_loop_through_three_cuts_never_waits_in_update() {
+    use mipstream::demo::bench::frame::{bench_frame, FrameBenchOptions};
+    let opts = FrameBenchOptions {
+        textures_dir: Some(common::shared_data().join("sponza-textures")),
+        textures: 12,
+        frames: 64,
+        runs: 1,
+        upload_caps_mib: vec![1],
+        size: glam::UVec2::new(64, 36),
+        ..Default::default()
+    };
+    let r =
+        bench_frame(&opts, |_, _, _| {}).unwrap_or_else(|e| panic!("{e} ({})", gpu::INSTALL_HINT));
+    eprintln!("{}", r.to_markdown());
+    let c = &r.caps[0];
+    assert_eq!(c.updates, 64);
+    assert_eq!(c.gpu_waits, 0, "update() waited for the GPU");
+    assert_eq!(c.cut_bytes.len(), 3, "three cuts");
+    // (the third may find the books still within it, the second's growth
+    // back not done)
+    assert!(
+        c.cut_bytes[..2].iter().all(|&b| b > 0),
+        "the cuts bind: {:?}",
+        c.cut_bytes
+    );
+    assert!(c.forced_shrinks >= 3, "the cuts forced shrinks");
+    if r.backend == "Gl" {
+        // GL copies no compressed texture on the GPU: a cut's shrinks
+        // upload their kept levels again, at the room's pace
+        assert!(c.paced_updates > 0, "1 MiB of room should pace a cut");
+        assert!(c.moments_over_budget_by_wgpu.is_none());
+    } else {
+        assert_eq!(c.moments_over_budget_by_wgpu, Some(0));
+        let rec = c.cut_recovery_updates.as_ref().unwrap();
+        assert_eq!(rec.len(), 3, "every cut recovered: {rec:?}");
+        assert!(rec.iter().all(|&u| u <= 4), "{rec:?}");
+    }
 }

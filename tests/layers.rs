@@ -5,7 +5,9 @@
 //! - the planner and the streamer's decisions touch no GPU device or queue;
 //!   outside `gpu/`, core code never calls the device or the queue;
 //! - the transcoder does not import the CPU decoder (both use `blocks.rs`);
-//! - no source file runs over 800 lines.
+//! - no source file runs over 800 lines;
+//! - the runtime blocks on the GPU only in `GpuStore::wait_idle`, which
+//!   counts its waits, and in the readback of a picture.
 
 use std::path::{Path, PathBuf};
 
@@ -119,6 +121,36 @@ fn transcoding_and_decoding_do_not_import_each_other_and_files_stay_short() {
         let lines = text.lines().count();
         if lines > 800 {
             broken.push(format!("{path}: {lines} lines"));
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+#[test]
+fn the_runtime_blocks_on_the_gpu_only_where_it_counts_the_wait() {
+    // a blocking poll lives in two places: `GpuStore::wait_idle`, which
+    // counts each wait (`FrameStats::gpu_waits`, asserted 0 over every
+    // update of tests/gpu_memory.rs), and the readback of a picture
+    let mut broken = Vec::new();
+    for (path, text) in sources() {
+        if is_demo(&path) {
+            continue;
+        }
+        let code = code(&text);
+        for c in ["PollType::Wait", "wait_indefinitely", "PollType::wait"] {
+            let allowed = path == "gpu/store.rs" || path == "gpu/readback.rs";
+            if code.contains(c) && !allowed {
+                broken.push(format!("{path} blocks on the GPU ({c})"));
+            }
+        }
+        if path == "gpu/store.rs" {
+            let waits = code.matches("PollType::Wait").count();
+            let counted = code.contains("self.waits += 1");
+            if waits != 1 || !counted {
+                broken.push(format!(
+                    "gpu/store.rs: {waits} blocking polls, the wait counted: {counted}"
+                ));
+            }
         }
     }
     assert!(broken.is_empty(), "{broken:#?}");

@@ -72,7 +72,7 @@ impl Streamer {
         if self.stats.plan_age > 0 {
             work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
             self.keep_pool_within_budget();
-            if self.gpu.held_bytes() > self.hard_budget() {
+            if self.gpu.held_bytes() > self.hard_budget() && !self.stats.cut_paced {
                 let steps = work::drop_meshes_further(&self.mesh_facts(), &mut self.context());
                 work |= self.carry_out(steps, &mut room, false).work;
             }
@@ -157,6 +157,8 @@ impl Streamer {
             shrinks_left: self.shrink_share(),
             shrinks_deferred: false,
             went_over: false,
+            cut_paced: false,
+            forced_shrinks: self.stats.forced_shrinks,
         }
     }
 
@@ -208,6 +210,8 @@ impl Streamer {
                 shrinks_left = ctx.shrinks_left;
                 *deferred |= ctx.shrinks_deferred;
                 self.stats.giving_back |= ctx.went_over;
+                self.stats.forced_shrinks = ctx.forced_shrinks;
+                self.stats.cut_paced |= ctx.cut_paced;
                 steps
             };
             let carried = self.carry_out(steps, room, false);

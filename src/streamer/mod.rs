@@ -657,13 +657,11 @@ impl Streamer {
         let held = self.gpu.held_bytes();
         let budget = self.hard_budget();
         // a forced shrink's staging (GL) is memory a cut gives back
-        let staged = if self.stats.giving_back {
-            self.gpu.staging_bytes()
-        } else {
-            0
-        };
-        // unless the device refused the shrinks that would have freed it
-        if held - staged > budget && !self.stats.stuck_over_budget {
+        let staged = u64::from(self.stats.giving_back) * self.gpu.staging_bytes();
+        // unless the device refused the shrinks that would have freed it, or
+        // a cut is given back at its pace
+        let excused = self.stats.stuck_over_budget || self.stats.cut_paced;
+        if held - staged > budget && !excused {
             return Err(InvariantViolation::OverBudget { held, budget });
         }
         // with what the GPU holds: an update begun within the budget ends

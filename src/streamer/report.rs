@@ -266,6 +266,19 @@ pub struct FrameStats {
     /// lower driver budget, tails registered): it gave memory back and
     /// grew nothing.
     pub giving_back: bool,
+    /// Texture shrinks the budget forced this update (a cut, an
+    /// out-of-memory event).
+    pub forced_shrinks: u32,
+    /// The budget forced more shrinks than this update's upload room
+    /// carries: the rest follow in the next updates, the textures freeing
+    /// the most first (a cut's pace: its render-thread work is bounded by
+    /// [`crate::StreamerOptions::upload_bytes_per_frame`] and
+    /// [`crate::StreamerOptions::uploads_per_frame`], and by
+    /// [`crate::StreamerOptions::copies_per_frame`] where set; the first
+    /// shrink of an update always goes). Meanwhile the books stay above the
+    /// budget by what is still to shrink, and the next updates give back
+    /// and grow nothing.
+    pub cut_paced: bool,
     /// When the update returned: bytes mipstream released that the GPU may
     /// still hold ([`crate::Streamer::retiring_bytes`]).
     pub retiring_bytes: u64,

@@ -195,6 +195,33 @@ pub(crate) struct Context {
     /// A planned shrink went over the budget: nothing retiring, staged or
     /// pooled could make its room later, so the update gives memory back.
     pub(crate) went_over: bool,
+    /// Shrinks the budget forces were left for the next updates: the
+    /// update's upload room (and copies, where capped) is what a cut's
+    /// shrinks may write, beyond the first, so its render-thread work is
+    /// bounded (the cut's pace; see [`Context::paced`]).
+    pub(crate) cut_paced: bool,
+    /// Forced shrinks carried out so far this update.
+    pub(crate) forced_shrinks: u32,
+}
+
+impl Context {
+    /// Whether a shrink the budget forces waits for the next update: one
+    /// went already this update, and writing the `reupload` bytes (kept
+    /// levels uploaded again from their CPU copies, on backends without GPU
+    /// copies of the format) or its `copies` levels would pass the update's
+    /// room. GPU copies alone are not held back unless the copies are capped
+    /// ([`crate::StreamerOptions::copies_per_frame`]): recording them costs
+    /// the render thread microseconds. The textures freeing the most go
+    /// first, so a cut gives most back in its first update.
+    pub(crate) fn paced(&mut self, room: &UploadRoom, reupload: u64, copies: u32) -> bool {
+        let paced = self.forced_shrinks > 0
+            && ((reupload > 0 && !room.fits(reupload, 0, 0)) || !room.copies_fit(copies));
+        if paced {
+            self.cut_paced = true;
+            self.shrinks_deferred = true;
+        }
+        paced
+    }
 }
 
 /// What the GPU store is to do.
@@ -292,9 +319,11 @@ pub(crate) fn shrink_textures(
         .filter(|t| !skip.contains_key(&t.id))
         .collect();
     let coarser = |t: &TextureFacts<'_>| t.plan.tier == t.tier && t.plan.target > t.first;
-    if order.iter().filter(|t| coarser(t)).count() > ctx.shrinks_left as usize {
-        // more than the frame's share: those freeing the most go first
-        // (a tier switch frees nothing until the budget forces it)
+    let forced_at_start = ctx.books.held() - ctx.books.pool.bytes() > ctx.hard_budget;
+    if forced_at_start || order.iter().filter(|t| coarser(t)).count() > ctx.shrinks_left as usize {
+        // more than the frame's share, or a cut paced over updates: those
+        // freeing the most go first (a tier switch frees nothing until the
+        // budget forces it)
         let freed = |t: &TextureFacts<'_>| {
             if coarser(t) {
                 t.held_bytes()
@@ -345,6 +374,9 @@ pub(crate) fn shrink_textures(
             ctx.shrinks_deferred = true;
             continue; // not forced by the budget: a later frame's
         }
+        if forced && ctx.paced(room, reupload, t.geometry.levels - to) {
+            continue; // forced, but the update's share of the cut is spent
+        }
         // the smaller copy is made beside the old one, which retires: an
         // unforced shrink waits for room while something is on its way
         // back; with nothing to wait for, it goes as far down as makes a
@@ -367,6 +399,7 @@ pub(crate) fn shrink_textures(
         let reupload = kept.iter().map(|l| l.unstaged_bytes()).sum::<u64>();
         let copies = t.geometry.levels - to;
         ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
+        ctx.forced_shrinks += u32::from(forced);
         ctx.books.create(t.geometry.shape(to, t.tier));
         ctx.books.stage(reupload);
         ctx.books.release(t.geometry.shape(t.first, t.tier));
@@ -420,6 +453,10 @@ pub(crate) fn shrink_further(
             .shadow
             .map_or(Vec::new(), |s| s.range(t.tail..).map(|(_, l)| l).collect());
         let reupload: u64 = kept.iter().map(|l| l.unstaged_bytes()).sum();
+        if ctx.paced(room, reupload, t.geometry.levels - t.tail) {
+            continue; // the update's share of giving back is spent
+        }
+        ctx.forced_shrinks += 1;
         ctx.books.create(t.geometry.shape(t.tail, t.tier));
         ctx.books.stage(reupload);
         ctx.books.release(t.geometry.shape(t.first, t.tier));
@@ -427,7 +464,6 @@ pub(crate) fn shrink_further(
         if let Some((bytes, levels)) = upload {
             room.take(bytes, levels);
         }
-        // forced by the budget: the frame's copies do not hold it back
         let copies = t.geometry.levels - t.tail;
         room.take_copies(copies);
         steps.push(

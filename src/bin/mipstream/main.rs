@@ -19,6 +19,9 @@ mod cook_gltf;
 mod bench;
 
 #[cfg(feature = "bench")]
+mod frame;
+
+#[cfg(feature = "bench")]
 mod soak;
 
 use clap::{Parser, Subcommand};
@@ -91,6 +94,11 @@ enum Command {
     /// staged by `update` and by the loader threads.
     #[cfg(feature = "bench")]
     BenchUploads(bench::BenchUploadsArgs),
+    /// Time what streaming and budget cuts cost an engine's render loop:
+    /// `update()` beside the engine's own GPU frame, streaming on against
+    /// frozen, and wgpu's count of the memory at every moment.
+    #[cfg(feature = "bench")]
+    BenchFrame(frame::BenchFrameArgs),
     /// Time transcoding per source/target pair on one core: what mipstream
     /// ships against Basis Universal 1.16's C++ transcoder, and their ratio.
     #[cfg(feature = "bench")]
@@ -127,6 +135,8 @@ fn main() -> ExitCode {
         Command::BenchUpdate(args) => bench::run_update(args),
         #[cfg(feature = "bench")]
         Command::BenchUploads(args) => bench::run_uploads(args),
+        #[cfg(feature = "bench")]
+        Command::BenchFrame(args) => frame::run(args),
         #[cfg(feature = "bench")]
         Command::BenchTranscode(args) => bench::run_transcode(args),
         #[cfg(feature = "bench")]

@@ -46,6 +46,8 @@
 //! `update()` took on the calling thread and, every `quality_every` frames,
 //! the picture's PSNR and FLIP against `full` at the same camera.
 
+pub mod engine;
+pub mod frame;
 mod metrics;
 pub mod planner;
 mod plots;

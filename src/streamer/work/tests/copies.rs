@@ -1,7 +1,7 @@
 //! The frame's copies ([`crate::StreamerOptions::copies_per_frame`]): every
 //! level of a texture built or shrunk is one copy command, kept levels
-//! included; a frame's first write always goes, shrinks the budget forces
-//! never wait.
+//! included; a frame's first write always goes, and so does a frame's
+//! first shrink the budget forces (the rest of a cut follows at that pace).
 
 use super::*;
 
@@ -70,7 +70,7 @@ fn a_growth_writes_its_kept_levels_too_and_waits_for_the_frames_copies() {
 }
 
 #[test]
-fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_do_not() {
+fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_at_the_cuts_pace() {
     // two textures hold level 0 and are planned at their tails: each shrink
     // writes the 4 tail levels
     let fresh = || -> Vec<Tex> {
@@ -94,17 +94,35 @@ fn shrinks_within_the_budget_wait_for_the_frames_copies_forced_ones_do_not() {
     );
     frame_with_copies(&mut ts, &mut c, 5);
     assert_eq!(ts[1].first, 3);
-    // over the budget: both at once, whatever the frame's copies
+    // over the budget until both shrank: the first goes whatever the
+    // frame's copies, the second in the next frame, the cut paced
     let mut ts = fresh();
     let held_now: u64 = ts.iter().map(Tex::bytes).sum();
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        held_now / 2,
-    );
+    let over = |ts: &[Tex]| {
+        ctx(
+            Books {
+                textures: ts.iter().map(Tex::bytes).sum(),
+                ..books(0)
+            },
+            held_now / 4,
+        )
+    };
+    let mut c = over(&ts);
     let steps = frame_with_copies(&mut ts, &mut c, 5);
-    assert_eq!((ts[0].first, ts[1].first), (3, 3));
-    assert_eq!(copies(&steps), 8);
+    assert_eq!((ts[0].first, ts[1].first), (3, 0));
+    assert_eq!(copies(&steps), 4);
+    assert!(c.cut_paced && c.shrinks_deferred);
+    let mut c = over(&ts);
+    frame_with_copies(&mut ts, &mut c, 5);
+    assert_eq!(ts[1].first, 3);
+    assert!(!c.cut_paced);
+    // with room for both (or no limit), both at once
+    for room in [8, 0] {
+        let mut ts = fresh();
+        let mut c = over(&ts);
+        let steps = frame_with_copies(&mut ts, &mut c, room);
+        assert_eq!((ts[0].first, ts[1].first), (3, 3));
+        assert_eq!(copies(&steps), 8);
+        assert!(!c.cut_paced);
+    }
 }

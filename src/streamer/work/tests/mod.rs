@@ -10,6 +10,7 @@ use proptest::prelude::*;
 
 mod copies;
 mod meshes;
+mod pace;
 mod refused;
 mod shrinks;
 
@@ -63,6 +64,8 @@ fn ctx(books: Books, budget: u64) -> Context {
         shrinks_left: u32::MAX,
         shrinks_deferred: false,
         went_over: false,
+        cut_paced: false,
+        forced_shrinks: 0,
     }
 }
 
