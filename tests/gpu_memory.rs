@@ -304,3 +304,30 @@ fn an_engines_render_loop_through_three_cuts_never_waits_in_update() {
         assert!(rec.iter().all(|&u| u <= 4), "{rec:?}");
     }
 }
+
+/// `Budget::Auto` on a stand-in driver budget (lavapipe has no
+/// `VK_EXT_memory_budget`) whose heap usage is wgpu's count: a second
+/// allocation mid-run lowers the budget, and wgpu's count of mipstream's
+/// memory follows it (`mipstream gpu-check`'s section).
+#[test]
+fn auto_budget_falls_when_a_second_allocation_takes_the_heap_on_vulkan() {
+    use mipstream::demo::gpu_check::memory;
+    let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
+    let dir = common::shared_data().join("sponza-textures");
+    let files: Vec<_> = common::files_with(&dir, &[".ktx2"])
+        .into_iter()
+        .take(12)
+        .map(|p| mipstream::TextureFile::open_path(&p).unwrap())
+        .collect();
+    let (passed, md, json) =
+        memory::auto_budget(&g, &files, 150, 0, glam::UVec2::new(64, 36)).unwrap();
+    eprintln!("{md}");
+    assert_eq!(json["source"], "injected");
+    let (before, after) = (
+        json["budget_before"].as_u64().unwrap(),
+        json["budget_after"].as_u64().unwrap(),
+    );
+    assert!(after < before / 2, "{before} -> {after}");
+    assert_eq!(json["moments_over_budget"], 0);
+    assert!(passed);
+}

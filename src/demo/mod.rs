@@ -5,7 +5,7 @@
 //! boxes, [`render_mesh`] for glTF materials), a cooked glTF scene streamed
 //! ([`gltf_scene`]) and the same scene drawn uncooked for render tests
 //! ([`reference`](mod@reference)), the [`viewer`], the benchmark ([`bench`](mod@bench)) and the
-//! [`soak`].
+//! [`soak`], and the proof on a GPU that runs them all ([`gpu_check`]).
 //!
 //! The rule of this layer: it uses only mipstream's public API, like an
 //! engine embedding it would, and nothing outside it imports it.
@@ -14,6 +14,8 @@
 pub mod bench;
 #[cfg(feature = "gltf")]
 pub mod gltf_scene;
+#[cfg(feature = "bench")]
+pub mod gpu_check;
 #[cfg(feature = "gltf")]
 pub mod reference;
 pub mod render;

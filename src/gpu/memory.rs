@@ -38,6 +38,12 @@ impl DriverBudget {
             .sum::<Option<u64>>()
             .filter(|b| *b > 0)
     }
+
+    /// What this process uses of the device-local heaps, if the driver says.
+    pub fn device_local_usage(&self) -> Option<u64> {
+        let local = self.heaps.iter().filter(|h| h.device_local);
+        local.map(|h| h.usage).sum::<Option<u64>>()
+    }
 }
 
 /// The driver's memory budget, where the backend can tell: Vulkan with

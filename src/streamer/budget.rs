@@ -1,7 +1,9 @@
 //! The budget in force and what lowers it for a while.
 //!
 //! - configured: [`Budget::Bytes`], or [`Budget::Auto`] as a fraction of the
-//!   driver's device-local budget (refreshed every 60 frames) with a fallback;
+//!   driver's device-local budget less what the rest of the process uses of
+//!   the heaps (their usage less mipstream's own bytes; refreshed every 60
+//!   frames), with a fallback;
 //! - effective: the configured budget less what out-of-memory events took
 //!   (each takes what failed, and a quarter of the reduction comes back per
 //!   back-off period), never below the always-resident tails and coarsest
@@ -18,8 +20,33 @@
 //!   the plan grows again): at rest at a binding budget the plan cycled
 //!   every three frames and never settled.
 
-use super::{Budget, OomEvent};
+use super::{Budget, OomEvent, Streamer};
 use crate::gpu::memory::{self, DriverBudget};
+
+/// Where the driver's budget comes from: the driver, or a stand-in a test
+/// or `mipstream gpu-check` injects ([`Streamer::inject_driver_budget`]).
+pub(super) struct DriverSource(
+    Option<Box<dyn Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Sync>>,
+);
+
+impl std::fmt::Debug for DriverSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "injected"
+        } else {
+            "driver"
+        })
+    }
+}
+
+impl DriverSource {
+    fn read(&self, device: &wgpu::Device) -> Option<DriverBudget> {
+        match &self.0 {
+            Some(f) => f(device),
+            None => memory::driver_budget(device),
+        }
+    }
+}
 
 /// Frames the headroom stays raised before it may drop (about 10 s at 60
 /// fps): plans do not flip back and forth.
@@ -33,6 +60,10 @@ const OOM_EVENTS_KEPT: usize = 64;
 pub(super) struct BudgetState {
     pub(super) configured: Budget,
     pub(super) driver: Option<DriverBudget>,
+    source: DriverSource,
+    /// What the rest of the process used of the device-local heaps at the
+    /// last refresh (their usage less mipstream's own bytes).
+    others: u64,
     /// Bytes taken off the budget by out-of-memory events.
     oom_reduction: u64,
     /// Growth waits until this frame after an out-of-memory event.
@@ -55,6 +86,8 @@ impl BudgetState {
         Self {
             configured,
             driver,
+            source: DriverSource(None),
+            others: 0,
             oom_reduction: 0,
             grow_paused_until: 0,
             headroom: 0,
@@ -80,7 +113,8 @@ impl BudgetState {
                 .as_ref()
                 .and_then(|d| d.device_local_budget())
                 .map_or(fallback, |b| {
-                    (b as f64 * fraction.clamp(0.0, 1.0) as f64) as u64
+                    let left = b.saturating_sub(self.others);
+                    (left as f64 * fraction.clamp(0.0, 1.0) as f64) as u64
                 }),
         }
     }
@@ -110,10 +144,17 @@ impl BudgetState {
         effective.saturating_sub(transient.max(self.headroom))
     }
 
-    /// Every 60 frames with [`Budget::Auto`]: the driver's budget asked again.
-    pub(super) fn refresh_driver(&mut self, frame: u64, device: &wgpu::Device) {
+    /// Every 60 frames with [`Budget::Auto`]: the driver's budget asked
+    /// again, and what the rest of the process uses beside mipstream's
+    /// `own` bytes (held, retiring and staging).
+    pub(super) fn refresh_driver(&mut self, frame: u64, device: &wgpu::Device, own: u64) {
         if frame.is_multiple_of(60) && matches!(self.configured, Budget::Auto { .. }) {
-            self.driver = memory::driver_budget(device);
+            self.driver = self.source.read(device);
+            self.others = self
+                .driver
+                .as_ref()
+                .and_then(|d| d.device_local_usage())
+                .map_or(0, |u| u.saturating_sub(own));
         }
     }
 
@@ -175,6 +216,24 @@ impl BudgetState {
     }
 }
 
+impl Streamer {
+    /// Reads the driver's budget from `source` instead of the driver, from
+    /// the next update on (it is asked every 60 updates, and on this call).
+    /// For tests and `mipstream gpu-check` on drivers without
+    /// `VK_EXT_memory_budget` (lavapipe): a stand-in heap whose usage follows
+    /// wgpu's counters lets [`Budget::Auto`] fall when something else
+    /// allocates.
+    #[doc(hidden)]
+    pub fn inject_driver_budget(
+        &mut self,
+        source: impl Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Sync + 'static,
+    ) {
+        self.budget.source = DriverSource(Some(Box::new(source)));
+        let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
+        self.budget.refresh_driver(0, self.gpu.device(), own);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +247,30 @@ mod tests {
             resident: 0,
             reserved_unallocated: None,
         }
+    }
+
+    #[test]
+    fn auto_is_a_fraction_of_what_the_driver_leaves_beside_the_rest_of_the_process() {
+        let auto = Budget::Auto {
+            fraction: 0.5,
+            fallback: 77,
+        };
+        let mut b = BudgetState::new(auto, None, 10);
+        assert_eq!(b.configured_bytes(), 77, "no driver budget: the fallback");
+        b.driver = Some(DriverBudget {
+            heaps: vec![memory::HeapBudget {
+                size: 2000,
+                device_local: true,
+                budget: Some(1000),
+                usage: Some(300),
+            }],
+        });
+        assert_eq!(b.configured_bytes(), 500);
+        // the rest of the process takes 600 of the heap
+        b.others = 600;
+        assert_eq!(b.configured_bytes(), 200);
+        b.others = 5000;
+        assert_eq!(b.configured_bytes(), 0);
     }
 
     #[test]

@@ -567,7 +567,9 @@ impl Streamer {
         // released resources the engine no longer binds dropped first
         self.gpu.begin_update();
         self.gpu.poll();
-        self.budget.refresh_driver(self.frame, self.gpu.device());
+        let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
+        self.budget
+            .refresh_driver(self.frame, self.gpu.device(), own);
         self.budget.tick(self.frame);
         if self.options.loader_staging_bytes > 0 {
             self.size_staging_reserve();

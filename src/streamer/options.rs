@@ -13,8 +13,12 @@ use glam::Vec3;
 pub enum Budget {
     /// A fixed number of bytes.
     Bytes(u64),
-    /// A fraction of the driver's device-local budget where the backend
-    /// reports one (Vulkan with `VK_EXT_memory_budget`), else `fallback` bytes.
+    /// A fraction of what the driver's device-local budget leaves beside
+    /// the rest of the process (the budget less the heaps' usage that is
+    /// not mipstream's own), where the backend reports one (Vulkan with
+    /// `VK_EXT_memory_budget`), else `fallback` bytes: an allocation
+    /// elsewhere (the engine's render targets, another streamer) lowers it.
+    /// Asked again every 60 updates.
     Auto {
         /// Fraction of the driver budget, 0 to 1.
         fraction: f32,

@@ -22,6 +22,9 @@ mod bench;
 mod frame;
 
 #[cfg(feature = "bench")]
+mod gpu_check;
+
+#[cfg(feature = "bench")]
 mod soak;
 
 use clap::{Parser, Subcommand};
@@ -99,6 +102,12 @@ enum Command {
     /// frozen, and wgpu's count of the memory at every moment.
     #[cfg(feature = "bench")]
     BenchFrame(frame::BenchFrameArgs),
+    /// The proof on a GPU: adapter and formats, the soak, memory four ways
+    /// (books, wgpu, allocator, driver), Budget::Auto under a second
+    /// allocation, the render loop's frame time and the benchmark, as JSON
+    /// and markdown (`.ci/gpu-check` runs it from a bundle).
+    #[cfg(feature = "bench")]
+    GpuCheck(gpu_check::GpuCheckArgs),
     /// Time transcoding per source/target pair on one core: what mipstream
     /// ships against Basis Universal 1.16's C++ transcoder, and their ratio.
     #[cfg(feature = "bench")]
@@ -137,6 +146,8 @@ fn main() -> ExitCode {
         Command::BenchUploads(args) => bench::run_uploads(args),
         #[cfg(feature = "bench")]
         Command::BenchFrame(args) => frame::run(args),
+        #[cfg(feature = "bench")]
+        Command::GpuCheck(args) => gpu_check::run(args),
         #[cfg(feature = "bench")]
         Command::BenchTranscode(args) => bench::run_transcode(args),
         #[cfg(feature = "bench")]

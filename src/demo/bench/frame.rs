@@ -74,6 +74,9 @@ pub struct FrameCapRun {
     pub update_ms: [f64; 3],
     /// The same over the updates of a cut: the cut's and the four after.
     pub cut_update_ms: [f64; 3],
+    /// Of those, the time in `Queue::submit` (lavapipe's submit waits
+    /// while its queue thread still runs the engine's frame).
+    pub cut_submit_ms: [f64; 3],
     /// Each run's slowest update (ms).
     pub update_max_per_run_ms: Vec<f64>,
     /// The engine's frame with streaming on (submit, `update`, wait):
@@ -228,6 +231,7 @@ pub fn bench_frame(
     for &cap in &opts.upload_caps_mib {
         let mut update = Vec::new();
         let mut cut_update = Vec::new();
+        let mut cut_submit = Vec::new();
         let mut per_run_max = Vec::new();
         let mut frame = Vec::new();
         let mut frozen = Vec::new();
@@ -333,6 +337,7 @@ pub fn bench_frame(
                 run_max = run_max.max(ms);
                 if last_cut.is_some_and(|c| f - c < 5) {
                     cut_update.push(ms);
+                    cut_submit.push(stats.submit_time.as_secs_f64() * 1e3);
                 }
                 progress(cap, run, f + 1);
             }
@@ -344,6 +349,7 @@ pub fn bench_frame(
             upload_cap_mib: cap,
             update_ms: spread_sorted(&mut update),
             cut_update_ms: spread_sorted(&mut cut_update),
+            cut_submit_ms: spread_sorted(&mut cut_submit),
             update_max_per_run_ms: per_run_max,
             frame_ms: spread_sorted(&mut frame),
             frozen_frame_ms: spread_sorted(&mut frozen),
@@ -389,6 +395,7 @@ impl FrameBench {
                 "upload_cap_mib": c.upload_cap_mib,
                 "update_ms_p50_p99_max": c.update_ms,
                 "cut_update_ms_p50_p99_max": c.cut_update_ms,
+                "cut_submit_ms_p50_p99_max": c.cut_submit_ms,
                 "update_max_per_run_ms": c.update_max_per_run_ms,
                 "frame_ms_p50_p99_max": c.frame_ms,
                 "frozen_frame_ms_p50_p99_max": c.frozen_frame_ms,
@@ -420,15 +427,17 @@ impl FrameBench {
             self.frames / 2,
             3 * self.frames / 4,
         );
-        s.push_str("| upload cap MiB | update p50 / p99 / max ms | cut updates p99 / max ms | slowest update per run ms | frame on p50 / p99 / max ms | frame frozen p50 / p99 / max ms | updates over half a frame | waits in update | wgpu over budget (moments) | cut recovery (updates) | forced shrinks, updates paced |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+        s.push_str("| upload cap MiB | update p50 / p99 / max ms | cut updates p99 / max ms (of it submit) | slowest update per run ms | frame on p50 / p99 / max ms | frame frozen p50 / p99 / max ms | updates over half a frame | waits in update | wgpu over budget (moments) | cut recovery (updates) | forced shrinks, updates paced |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for c in &self.caps {
             let f3 = |v: [f64; 3]| format!("{:.2} / {:.2} / {:.2}", v[0], v[1], v[2]);
             s.push_str(&format!(
-                "| {} | {} | {:.2} / {:.2} | {} | {} | {} | {} of {} | {} | {} | {} | {}, {} |\n",
+                "| {} | {} | {:.2} / {:.2} ({:.2} / {:.2}) | {} | {} | {} | {} of {} | {} | {} | {} | {}, {} |\n",
                 c.upload_cap_mib,
                 f3(c.update_ms),
                 c.cut_update_ms[1],
                 c.cut_update_ms[2],
+                c.cut_submit_ms[1],
+                c.cut_submit_ms[2],
                 c.update_max_per_run_ms
                     .iter()
                     .map(|m| format!("{m:.2}"))
