@@ -23,11 +23,12 @@
 use super::{Budget, OomEvent, Streamer};
 use crate::gpu::memory::{self, DriverBudget};
 
+/// Reads a driver's budget.
+type ReadDriver = Box<dyn Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Sync>;
+
 /// Where the driver's budget comes from: the driver, or a stand-in a test
 /// or `mipstream gpu-check` injects ([`Streamer::inject_driver_budget`]).
-pub(super) struct DriverSource(
-    Option<Box<dyn Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Sync>>,
-);
+pub(super) struct DriverSource(Option<ReadDriver>);
 
 impl std::fmt::Debug for DriverSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -228,7 +228,7 @@ pub fn auto_budget(
     for f in 0..frames {
         if f == frames / 3 {
             before = s.effective_budget();
-            let chunk = g.device.limits().max_buffer_size.min(256 << 20).max(1);
+            let chunk = g.device.limits().max_buffer_size.clamp(1, 256 << 20);
             let mut left = take;
             while left > 0 {
                 let n = left.min(chunk);
@@ -256,7 +256,7 @@ pub fn auto_budget(
             .saturating_sub(base)
             .saturating_sub(taken.iter().map(|b| b.size()).sum());
         peak = peak.max(mine);
-        if counted && mine > budget && !since_fall.is_some_and(|n| n <= 4) {
+        if counted && mine > budget && since_fall.is_none_or(|n| n > 4) {
             over += 1;
         }
         since_fall = since_fall.map(|n| n + 1);
