@@ -69,6 +69,18 @@ pub struct Quad(pub usize);
 /// An app rendering the first four of `textures` on a wall of quads, unlit,
 /// into a `size` image, with the plugin at `budget` bytes.
 pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
+    harness_with(textures, budget, size, |_| {})
+}
+
+/// [`harness`], with `setup` run on the app before it finishes (systems for
+/// the render world must be added then: pipelined rendering moves the
+/// render app to its own thread when the app finishes).
+pub fn harness_with(
+    textures: &[PathBuf],
+    budget: u64,
+    size: UVec2,
+    setup: impl FnOnce(&mut App),
+) -> Harness {
     let dir = textures[0].parent().unwrap().to_path_buf();
     let names: Vec<String> = textures
         .iter()
@@ -100,6 +112,7 @@ pub fn harness(textures: &[PathBuf], budget: u64, size: UVec2) -> Harness {
             }
         },
     );
+    setup(&mut app);
     finish(app, size)
 }
 
@@ -203,8 +216,14 @@ fn extract_target(
     out.0 = frame.0;
 }
 
+/// In the render world: no frame is read back (the readback's buffer would
+/// count in the device's memory).
+#[derive(Resource)]
+pub struct NoCapture;
+
 /// Copies the target to a buffer after the frame is submitted and waits for it.
 fn capture(
+    off: Option<Res<NoCapture>>,
     target: Option<Res<Target>>,
     frame: Res<ExtractedFrame>,
     images: Res<RenderAssets<GpuImage>>,
@@ -212,7 +231,9 @@ fn capture(
     queue: Res<RenderQueue>,
     captures: Res<Captures>,
 ) {
-    let Some(target) = target else { return };
+    let Some(target) = target.filter(|_| off.is_none()) else {
+        return;
+    };
     let Some(gpu) = images.get(&target.0) else {
         return;
     };
