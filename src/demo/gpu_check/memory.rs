@@ -265,9 +265,9 @@ pub fn auto_budget(
     let after = s.effective_budget();
     let passed = after < before && over == 0;
     let source = if real.is_some() {
-        "the driver's VK_EXT_memory_budget"
+        "the driver's budget (VK_EXT_memory_budget)"
     } else {
-        "a stand-in heap (no VK_EXT_memory_budget): its usage is wgpu's count"
+        "a stand-in heap's budget (the driver reports none; the heap's usage is wgpu's count)"
     };
     let md = format!(
         "Budget::Auto at half of what {source} leaves; {} taken at update {} of {frames}: the budget in force {} before, {} after ({} falls); mipstream's memory by wgpu's count peaked at {}, over the budget at {} moments outside the 4 updates after a fall{}.\n",
