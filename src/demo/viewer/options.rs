@@ -209,7 +209,8 @@ pub struct Summary {
     pub peak_resident_bytes: u64,
     /// The budget at the end.
     pub budget_bytes: u64,
-    /// Frames whose held bytes exceeded the budget of that frame.
+    /// Frames whose held and retiring bytes exceeded the budget of that
+    /// frame outside an update giving memory back (a cut, at its pace).
     pub over_budget_frames: u64,
     /// What the scene needs with everything at full resolution.
     pub full_residency_bytes: u64,
