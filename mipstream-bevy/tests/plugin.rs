@@ -418,10 +418,19 @@ struct Reading {
     budget: u64,
 }
 
-/// The readings, and what the main world last set: the budget in force
-/// (0: not reading yet), the frame of the last cut, the frame.
+/// The readings, and what the main world last set.
+#[derive(Default)]
+struct Log {
+    readings: Vec<Reading>,
+    /// The budget in force (0: not reading yet).
+    budget: u64,
+    /// The frame of the last cut.
+    cut: Option<u32>,
+    frame: u32,
+}
+
 #[derive(Resource, Clone, Default)]
-struct Readings(std::sync::Arc<Mutex<(Vec<Reading>, u64, Option<u32>, u32)>>);
+struct Readings(std::sync::Arc<Mutex<Log>>);
 
 fn texture_memory(device: &wgpu::Device) -> u64 {
     mipstream::gpu::memory::counters(device)
@@ -431,16 +440,15 @@ fn texture_memory(device: &wgpu::Device) -> u64 {
 
 impl Readings {
     fn read(&self, moment: &'static str, device: &wgpu::Device) {
-        let mut r = self.0.lock().unwrap();
-        let (_, budget, cut, frame) = *r;
-        if budget > 0 {
-            let device = texture_memory(device);
-            r.0.push(Reading {
+        let mut log = self.0.lock().unwrap();
+        if log.budget > 0 {
+            let reading = Reading {
                 moment,
-                since_cut: cut.map(|c| frame - c),
-                device,
-                budget,
-            });
+                since_cut: log.cut.map(|c| log.frame - c),
+                device: texture_memory(device),
+                budget: log.budget,
+            };
+            log.readings.push(reading);
         }
     }
 }
@@ -503,14 +511,14 @@ fn wgpus_count_in_bevys_render_world_stays_in_the_budget() {
         }
         in_force = b;
         {
-            let mut r = readings.0.lock().unwrap();
-            (r.1, r.2, r.3) = (b, last_cut, f);
+            let mut log = readings.0.lock().unwrap();
+            (log.budget, log.cut, log.frame) = (b, last_cut, f);
         }
         h.app.insert_resource(StreamingBudget(b));
         h.frame();
         std::thread::sleep(std::time::Duration::from_millis(4));
     }
-    readings.0.lock().unwrap().1 = 0;
+    readings.0.lock().unwrap().budget = 0;
     // Bevy's own textures: every quad despawned, mipstream's textures gone
     // and given back, the device idle
     let quads: Vec<Entity> = h
@@ -539,7 +547,7 @@ fn wgpus_count_in_bevys_render_world_stays_in_the_budget() {
     let s = h.mipstream().streamer();
     assert_eq!((s.gpu_bytes(), h.mipstream().streamed_images()), (0, 0));
     let bevy_own = texture_memory(&device);
-    let r = readings.0.lock().unwrap().0.clone();
+    let r = readings.0.lock().unwrap().readings.clone();
     let counted = |x: &Reading| x.device.saturating_sub(bevy_own);
     assert!(r.len() >= 250, "both moments every frame: {}", r.len());
     assert!(
@@ -567,7 +575,7 @@ fn wgpus_count_in_bevys_render_world_stays_in_the_budget() {
         .iter()
         .filter(|x| x.budget == cut)
         .map(counted)
-        .last()
+        .next_back()
         .unwrap();
     assert!(
         peak_in_cut > cut && end_of_cut <= cut,
