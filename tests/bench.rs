@@ -55,6 +55,19 @@ fn a_tiny_benchmark_compares_every_strategy() {
     );
     let full = get(Strategy::Full);
     assert!(full.peak_resident_bytes >= r.full_residency_bytes);
+    // the certificates' time apart from the streamer's, for every rule:
+    // only the budget fit certifies
+    for s in &r.strategies {
+        let certifies = s.strategy == Strategy::Mipstream;
+        assert_eq!(s.certificate_ms[1] > 0.0, certifies, "{:?}", s.strategy);
+        assert!(s.streamer_update_ms[0] <= s.update_ms_p50 + 1e-9);
+        let per_frame = s.frames.iter().all(|f| f.certificate_ms <= f.update_ms);
+        assert!(
+            per_frame,
+            "{:?}: certificates within the update",
+            s.strategy
+        );
+    }
     // every strategy with a budget is kept to it, whatever its rule (only
     // Unity's floors may hold more, and it is counted, never hidden)
     for s in [

@@ -378,6 +378,9 @@ pub struct Plan {
     /// planned: within a rounding step per texture of the best plan, where
     /// [`Self::fit_bound`] can sit far below it.
     pub fit_bound_knapsack: Option<f64>,
+    /// Time the certificates ([`Self::fit_bound`], [`Self::fit_bound_knapsack`])
+    /// took in this plan: part of the plan's time, not of the fit's.
+    pub certificate_time: std::time::Duration,
 }
 
 /// The cells of [`bound::knapsack_bound`]'s dynamic program per plan.
@@ -670,6 +673,7 @@ impl Planner {
         self.plan.fit_error = 0.0;
         self.plan.fit_bound = None;
         self.plan.fit_bound_knapsack = None;
+        self.plan.certificate_time = std::time::Duration::ZERO;
         if self.policy != Policy::Budget {
             self.plan_by_policy(budget, resident, meshes, frame);
             return &self.plan;
@@ -700,6 +704,7 @@ impl Planner {
             + (0..self.choice.len())
                 .map(|i| self.chains[self.offsets[i] as usize + self.choice[i] as usize].error)
                 .sum::<f64>();
+        let certifying = std::time::Instant::now();
         self.plan.fit_bound = if self.options.certify {
             bound::lower_bound(
                 &mut self.bound,
@@ -721,6 +726,7 @@ impl Planner {
             )
             .map(|b| b + fixed.error);
         }
+        self.plan.certificate_time = certifying.elapsed();
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
             self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);

@@ -419,6 +419,9 @@ impl Streamer {
                 let inputs = self.plan_inputs(false);
                 self.planner.plan_now(&inputs);
                 self.planner.return_inputs(inputs);
+                // made in this update: its certificates were the render
+                // thread's time
+                self.stats.certificate_time = self.planner.last_plan().certificate_time;
             }
         }
         self.stats.plan_age = self.frame - self.planner.plan_taken();

@@ -348,6 +348,12 @@ pub struct FrameStats {
     /// ([`crate::plan::Plan::fit_gap_knapsack`]), with
     /// [`crate::plan::PlannerOptions::knapsack_certificate`] on.
     pub fit_gap_knapsack: Option<f64>,
+    /// Of [`Self::plan_time`], what the plan's certificates took
+    /// ([`crate::plan::PlannerOptions::certify`] and
+    /// `knapsack_certificate`), when the plan was made in this update (0
+    /// when it was made on the planner thread): `update_time` less this is
+    /// the streamer's own time.
+    pub certificate_time: Duration,
 }
 
 /// A snapshot of what the streamer holds and why.

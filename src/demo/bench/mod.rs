@@ -312,6 +312,9 @@ pub struct FrameRecord {
     pub uploaded: u64,
     /// Time `update()` took, ms.
     pub update_ms: f64,
+    /// Of it, the plan's certificates' time, ms
+    /// ([`crate::streamer::FrameStats::certificate_time`]).
+    pub certificate_ms: f64,
     /// PSNR (RGB) against `full`, dB, capped at 100, on compared frames.
     pub psnr_db: Option<f64>,
     /// Mean squared error (RGB, 0-255 scale) against `full` on compared frames.
@@ -366,10 +369,16 @@ pub struct StrategyResult {
     pub flip_mean: f64,
     /// The most bytes uploaded in one frame.
     pub max_upload_bytes_in_a_frame: u64,
-    /// Median `update()` time.
+    /// Median `update()` time, the certificates included.
     pub update_ms_p50: f64,
-    /// 99th percentile `update()` time.
+    /// 99th percentile `update()` time, the certificates included.
     pub update_ms_p99: f64,
+    /// Median and 99th percentile of `update()` less its certificates: the
+    /// streamer's own time, what a renderer without them pays.
+    pub streamer_update_ms: [f64; 2],
+    /// Median and 99th percentile of the certificates' time in `update()`
+    /// (0 for the fixed rules, which have none).
+    pub certificate_ms: [f64; 2],
     /// The mean over every frame of the budget fit's certificate (how far
     /// its plan is from the best within the budget at most, a share of its
     /// error); `None` for the fixed rules.

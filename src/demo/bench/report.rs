@@ -67,6 +67,8 @@ impl BenchResult {
                         "max_upload_bytes_in_a_frame": s.max_upload_bytes_in_a_frame,
                         "update_ms_p50": s.update_ms_p50,
                         "update_ms_p99": s.update_ms_p99,
+                        "streamer_update_ms_p50_p99": s.streamer_update_ms,
+                        "certificate_ms_p50_p99": s.certificate_ms,
                         "fit_gap_lp_mean": s.fit_gap_lp_mean,
                         "fit_gap_lp_max": s.fit_gap_lp_max,
                         "fit_gap_knapsack_mean": s.fit_gap_knapsack_mean,
@@ -159,7 +161,7 @@ impl BenchResult {
         );
         out += &format!("camera path: {}\n", self.camera_path);
         out += &format!(
-            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7} {:>7} {:>8} {:>11} {:>12} {:>9} {:>13} {:>13}\n",
+            "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7} {:>7} {:>8} {:>11} {:>12} {:>11} {:>9} {:>13} {:>13}\n",
             "strategy",
             "setting",
             "peak",
@@ -172,13 +174,14 @@ impl BenchResult {
             "FLIP",
             "max upload",
             "update p50/99",
+            "certs p50/99",
             "converge",
             "LP gap mean/max",
             "knapsack gap"
         );
         for s in &self.strategies {
             out += &format!(
-                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>9} {:>13} {:>13}\n",
+                "{:<19} {:<26} {:>11} {:>11} {:>11} {:>5} {:>10} {:>7.2} {:>7.2} {:>8.5} {:>11} {:>5.2}/{:<6.2} {:>5.2}/{:<5.2} {:>9} {:>13} {:>13}\n",
                 s.strategy.key(),
                 s.setting,
                 human_bytes(s.peak_resident_bytes),
@@ -190,8 +193,10 @@ impl BenchResult {
                 s.psnr_db_min,
                 s.flip_mean,
                 human_bytes(s.max_upload_bytes_in_a_frame),
-                s.update_ms_p50,
-                s.update_ms_p99,
+                s.streamer_update_ms[0],
+                s.streamer_update_ms[1],
+                s.certificate_ms[0],
+                s.certificate_ms[1],
                 s.frames_to_converge_after_cut
                     .map_or("never".to_string(), |f| f.to_string()),
                 gaps(s.fit_gap_lp_mean, s.fit_gap_lp_max),

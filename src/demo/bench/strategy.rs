@@ -567,6 +567,7 @@ impl Run<'_> {
             resident: self.streamer.report().totals.accounted(),
             uploaded: stats.upload_bytes,
             update_ms: stats.update_time.as_secs_f64() * 1e3,
+            certificate_ms: stats.certificate_time.as_secs_f64() * 1e3,
             fit_gap: stats.fit_gap_lp,
             fit_gap_knapsack: stats.fit_gap_knapsack,
             gpu_bytes,
@@ -648,6 +649,13 @@ impl Run<'_> {
         }
         let mut times: Vec<f64> = records.iter().map(|r| r.update_ms).collect();
         times.sort_by(f64::total_cmp);
+        let spread = |f: &dyn Fn(&FrameRecord) -> f64| {
+            let mut v: Vec<f64> = records.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            [percentile(&v, 0.5), percentile(&v, 0.99)]
+        };
+        let streamer_update_ms = spread(&|r| (r.update_ms - r.certificate_ms).max(0.0));
+        let certificate_ms = spread(&|r| r.certificate_ms);
         let mean = |v: Vec<f64>| {
             if v.is_empty() {
                 0.0
@@ -688,6 +696,8 @@ impl Run<'_> {
             max_upload_bytes_in_a_frame: records.iter().map(|r| r.uploaded).max().unwrap_or(0),
             update_ms_p50: percentile(&times, 0.5),
             update_ms_p99: percentile(&times, 0.99),
+            streamer_update_ms,
+            certificate_ms,
             fit_gap_lp_mean: {
                 let gaps: Vec<f64> = records.iter().filter_map(|r| r.fit_gap).collect();
                 (!gaps.is_empty()).then(|| mean(gaps))
