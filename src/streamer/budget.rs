@@ -20,7 +20,7 @@
 //!   the plan grows again): at rest at a binding budget the plan cycled
 //!   every three frames and never settled.
 
-use super::{Budget, OomEvent, Streamer};
+use super::{Budget, OomEvent};
 use crate::gpu::memory::{self, DriverBudget};
 
 /// Reads a driver's budget.
@@ -28,7 +28,7 @@ type ReadDriver = Box<dyn Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Syn
 
 /// Where the driver's budget comes from: the driver, or a stand-in a test
 /// or `mipstream gpu-check` injects ([`Streamer::inject_driver_budget`]).
-pub(super) struct DriverSource(Option<ReadDriver>);
+pub(super) struct DriverSource(pub(super) Option<ReadDriver>);
 
 impl std::fmt::Debug for DriverSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,7 +61,7 @@ const OOM_EVENTS_KEPT: usize = 64;
 pub(super) struct BudgetState {
     pub(super) configured: Budget,
     pub(super) driver: Option<DriverBudget>,
-    source: DriverSource,
+    pub(super) source: DriverSource,
     /// What the rest of the process used of the device-local heaps at the
     /// last refresh (their usage less mipstream's own bytes).
     others: u64,
@@ -214,24 +214,6 @@ impl BudgetState {
     /// Out-of-memory events since the start.
     pub(super) fn event_count(&self) -> u64 {
         self.event_count
-    }
-}
-
-impl Streamer {
-    /// Reads the driver's budget from `source` instead of the driver, from
-    /// the next update on (it is asked every 60 updates, and on this call).
-    /// For tests and `mipstream gpu-check` on drivers without
-    /// `VK_EXT_memory_budget` (lavapipe): a stand-in heap whose usage follows
-    /// wgpu's counters lets [`Budget::Auto`] fall when something else
-    /// allocates.
-    #[doc(hidden)]
-    pub fn inject_driver_budget(
-        &mut self,
-        source: impl Fn(&wgpu::Device) -> Option<DriverBudget> + Send + Sync + 'static,
-    ) {
-        self.budget.source = DriverSource(Some(Box::new(source)));
-        let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
-        self.budget.refresh_driver(0, self.gpu.device(), own);
     }
 }
 

@@ -104,6 +104,7 @@ mod plan_thread;
 mod prepare;
 mod report;
 mod slots;
+mod testing;
 mod textures;
 mod work;
 
@@ -440,21 +441,6 @@ impl Streamer {
         v.dedup();
         v.retain(|id| self.textures.get(*id).is_some());
         v
-    }
-
-    /// Makes the next `count` GPU allocations fail as out-of-memory (to test
-    /// that the streamer degrades and recovers).
-    pub fn inject_out_of_memory(&mut self, count: u32) {
-        self.gpu.inject_out_of_memory(count);
-    }
-
-    /// Injects faults at the rates of `faults` (None: stop): transcodes on the
-    /// loader threads fail and GPU allocations fail as out-of-memory. Wrap
-    /// texture sources in [`crate::fault::FaultySource`] for I/O faults.
-    /// A test and soak hook; see [`crate::fault`].
-    pub fn set_faults(&mut self, faults: Option<std::sync::Arc<crate::fault::Faults>>) {
-        self.loader.set_faults(faults.clone());
-        self.gpu.set_faults(faults);
     }
 
     /// Bytes mipstream holds on the GPU now: resident textures, mesh
