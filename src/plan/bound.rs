@@ -244,12 +244,19 @@ pub fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f6
     rooms.sort_unstable();
     rooms.dedup();
     let mut points: Vec<(f64, f64)> = Vec::new();
-    // (error removed per byte, bytes) of every hull step
-    let mut steps: Vec<(f64, f64)> = Vec::new();
+    // every chain's hull, flat, and where each starts
+    let mut hulls: Vec<(f64, f64)> = Vec::new();
+    // (error removed per byte, bytes, chain, the step's end in `hulls`)
+    let mut steps: Vec<(f64, f64, usize, usize)> = Vec::new();
+    // per chain: the hull point the greedy reached, and how far (0..1) it
+    // went along the next step
+    let mut at: Vec<(usize, f64)> = Vec::new();
     let mut best = f64::INFINITY;
     for room in rooms {
-        let (mut bytes, mut error) = (0.0f64, 0.0f64);
+        let mut bytes = 0.0f64;
+        hulls.clear();
         steps.clear();
+        at.clear();
         for t in 0..n {
             points.clear();
             points.extend(
@@ -265,26 +272,49 @@ pub fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f6
                 points.push((c.bytes as f64, c.error));
             }
             lower_left_hull(&mut points);
+            let start = hulls.len();
             bytes += points[0].0;
-            error += points[0].1;
-            steps.extend(points.windows(2).map(|w| {
-                let db = w[1].0 - w[0].0;
-                ((w[0].1 - w[1].1) / db, db)
+            hulls.extend_from_slice(&points);
+            let chain_index = at.len();
+            at.push((start, 0.0));
+            steps.extend((start + 1..hulls.len()).map(|k| {
+                let db = hulls[k].0 - hulls[k - 1].0;
+                ((hulls[k - 1].1 - hulls[k].1) / db, db, chain_index, k)
             }));
         }
         let mut left = (budget - room) as f64 - bytes;
         if left < 0.0 {
             continue;
         }
-        steps.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        for &(slope, db) in &steps {
+        // steepest first; a chain's own steps come in its order (its hull's
+        // slopes fall), so each taken step moves its chain one point on
+        steps.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.3.cmp(&b.3)));
+        for &(_, db, c, k) in &steps {
             if left <= 0.0 {
                 break;
             }
-            let take = db.min(left);
-            error -= slope * take;
-            left -= take;
+            if db <= left {
+                at[c] = (k, 0.0);
+                left -= db;
+            } else {
+                at[c] = (k - 1, left / db);
+                left = 0.0;
+            }
         }
+        // the errors of the points reached, summed directly (subtracting
+        // each step's gain from the starting errors loses the small ones to
+        // rounding: starts of 10^7 and ends of 10^-12)
+        let error: f64 = at
+            .iter()
+            .map(|&(k, f)| {
+                let e = hulls[k].1;
+                if f > 0.0 {
+                    e + f * (hulls[k + 1].1 - e)
+                } else {
+                    e
+                }
+            })
+            .sum();
         best = best.min(error);
     }
     // errors are not negative: so is any plan's total; and the sums above
@@ -643,6 +673,41 @@ mod tests {
         assert!(
             worst_lagrangian > 0.0,
             "the cases should tell the two apart"
+        );
+    }
+
+    #[test]
+    fn tiny_errors_beside_large_ones_are_not_lost_to_rounding() {
+        // a frame of the built-in scene with everything at its finest: the
+        // coarse states' errors are 10^6 and more, the finest 10^-12; the
+        // budget holds every finest state, so the LP is their sum
+        let chains: Vec<Vec<Candidate>> = (0..18)
+            .map(|i| {
+                vec![
+                    Candidate {
+                        bytes: 6400,
+                        error: 5.0e6 + i as f64 * 1.0e5,
+                        grow: 0,
+                    },
+                    Candidate {
+                        bytes: 12032,
+                        error: 2.0e7,
+                        grow: 100_352,
+                    },
+                    Candidate {
+                        bytes: 22784,
+                        error: 1.0e-12 * (1 + i % 2) as f64,
+                        grow: 0,
+                    },
+                ]
+            })
+            .collect();
+        let finest: f64 = chains.iter().map(|c| c[2].error).sum();
+        let (all, off) = flat(&chains);
+        let lb = lp_bound(&all, &off, 1_263_616).unwrap();
+        assert!(
+            (lb - finest).abs() <= 1e-6 * finest,
+            "{lb} against {finest}"
         );
     }
 
