@@ -45,8 +45,7 @@ use common::spheres::view;
 
 /// wgpu's count of texture and buffer memory on the device.
 fn device_bytes(device: &wgpu::Device) -> u64 {
-    let c = memory::counters(device);
-    (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64
+    memory::counters(device).bytes()
 }
 
 /// What happens in a frame of the test's run.

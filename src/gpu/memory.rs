@@ -182,6 +182,14 @@ pub struct GpuCounters {
     pub memory_allocations: isize,
 }
 
+impl GpuCounters {
+    /// Texture and buffer memory together: what wgpu counts of a device's
+    /// memory.
+    pub fn bytes(&self) -> u64 {
+        (self.texture_memory.max(0) + self.buffer_memory.max(0)) as u64
+    }
+}
+
 /// Reads wgpu's internal counters.
 pub fn counters(device: &wgpu::Device) -> GpuCounters {
     let c = device.get_internal_counters();

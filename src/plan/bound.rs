@@ -58,16 +58,7 @@ pub struct Bound {
 
 impl Bound {
     fn prepare(&mut self, chains: &[Candidate], offsets: &[u32], budget: u64) {
-        self.rooms.clear();
-        self.rooms.push(0);
-        self.rooms.extend(
-            chains
-                .iter()
-                .map(|c| c.grow)
-                .filter(|&g| g > 0 && g <= budget),
-        );
-        self.rooms.sort_unstable();
-        self.rooms.dedup();
+        self.rooms = rooms(chains, budget);
         self.zero.clear();
         self.zero_at.clear();
         self.growing.clear();
@@ -199,16 +190,10 @@ pub fn lower_bound(
     budget: u64,
     hint: Option<f64>,
 ) -> Option<f64> {
-    let mut rooms: Vec<u64> = chains
-        .iter()
-        .map(|c| c.grow)
-        .filter(|&g| g <= budget)
-        .collect();
-    rooms.sort_unstable();
-    rooms.dedup();
-    bound.exact = chains.len().saturating_mul(rooms.len() + 1) <= EXACT_WORK;
+    let rooms = rooms(chains, budget);
+    bound.exact = chains.len().saturating_mul(rooms.len()) <= EXACT_WORK;
     if bound.exact {
-        lp_bound(chains, offsets, budget)
+        lp_over_rooms(chains, offsets, budget, rooms)
     } else {
         lagrangian_bound(bound, chains, offsets, budget, hint)
     }
@@ -228,6 +213,28 @@ pub fn lower_bound(
 /// out. Costs, per room, a pass over every state and a sort of the hull
 /// steps. `None` when the bases alone do not fit.
 pub fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f64> {
+    lp_over_rooms(chains, offsets, budget, rooms(chains, budget))
+}
+
+/// The rooms a plan's growth may need: 0 and each distinct
+/// [`Candidate::grow`] within the budget, ascending.
+fn rooms(chains: &[Candidate], budget: u64) -> Vec<u64> {
+    let mut rooms: Vec<u64> = std::iter::once(0)
+        .chain(chains.iter().map(|c| c.grow))
+        .filter(|&r| r <= budget)
+        .collect();
+    rooms.sort_unstable();
+    rooms.dedup();
+    rooms
+}
+
+/// [`lp_bound`] over `rooms` (what [`rooms`] returns).
+fn lp_over_rooms(
+    chains: &[Candidate],
+    offsets: &[u32],
+    budget: u64,
+    rooms: Vec<u64>,
+) -> Option<f64> {
     let n = offsets.len().saturating_sub(1);
     let chain = |t: usize| &chains[offsets[t] as usize..offsets[t + 1] as usize];
     let bases: u64 = (0..n)
@@ -237,12 +244,6 @@ pub fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f6
     if bases > budget {
         return None;
     }
-    let mut rooms: Vec<u64> = std::iter::once(0)
-        .chain(chains.iter().map(|c| c.grow))
-        .filter(|&r| r <= budget)
-        .collect();
-    rooms.sort_unstable();
-    rooms.dedup();
     let mut points: Vec<(f64, f64)> = Vec::new();
     // every chain's hull, flat, and where each starts
     let mut hulls: Vec<(f64, f64)> = Vec::new();
@@ -452,12 +453,7 @@ pub fn knapsack_bound(
         return None;
     }
     let quantum = budget.div_ceil(cells.max(1) as u64).max(1);
-    let mut rooms: Vec<u64> = std::iter::once(0)
-        .chain(chains.iter().map(|c| c.grow))
-        .filter(|&r| r <= budget)
-        .collect();
-    rooms.sort_unstable();
-    rooms.dedup();
+    let rooms = rooms(chains, budget);
     let (mut dp, mut next) = (Vec::new(), Vec::new());
     let mut best = f64::INFINITY;
     for room in rooms {

@@ -174,12 +174,18 @@ pub fn view(frame: usize, size: UVec2) -> View {
     )
 }
 
-/// The textures of the run.
-fn texture_files(opts: &FrameBenchOptions) -> Result<Vec<TextureFile>, FrameBenchError> {
-    let paths: Vec<PathBuf> = match &opts.textures_dir {
+/// `count` textures: `dir`'s `.ktx2` files by name (over again from the
+/// first when there are fewer), or the built-in scene's, cooked into
+/// `cache_dir` on first use. Errors are the message to show.
+pub(crate) fn texture_files(
+    dir: Option<&std::path::Path>,
+    count: usize,
+    cache_dir: &std::path::Path,
+) -> Result<Vec<TextureFile>, String> {
+    let paths: Vec<PathBuf> = match dir {
         Some(dir) => {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| FrameBenchError::Textures(format!("{}: {e}", dir.display())))?
+                .map_err(|e| format!("{}: {e}", dir.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "ktx2"))
                 .collect();
@@ -187,29 +193,25 @@ fn texture_files(opts: &FrameBenchOptions) -> Result<Vec<TextureFile>, FrameBenc
             paths
         }
         None => {
-            BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})
-                .map_err(|e| FrameBenchError::Textures(e.to_string()))?
+            BuiltinScene::load_or_cook(cache_dir, |_, _| {})
+                .map_err(|e| e.to_string())?
                 .textures
         }
     };
     if paths.is_empty() {
-        return Err(FrameBenchError::Textures("no .ktx2 file".into()));
+        return Err("no .ktx2 file".into());
     }
     paths
         .iter()
         .cycle()
-        .take(opts.textures)
-        .map(|p| {
-            TextureFile::open_path(p)
-                .map_err(|e| FrameBenchError::Textures(format!("{}: {e}", p.display())))
-        })
+        .take(count)
+        .map(|p| TextureFile::open_path(p).map_err(|e| format!("{}: {e}", p.display())))
         .collect()
 }
 
 /// wgpu's count of texture and buffer memory on the device.
 fn device_bytes(device: &wgpu::Device) -> u64 {
-    let c = memory::counters(device);
-    (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64
+    memory::counters(device).bytes()
 }
 
 /// Runs every cap `runs` times; `progress(cap, run, frame)` after each frame.
@@ -223,7 +225,8 @@ pub fn bench_frame(
         ));
     }
     let g = gpu::headless(opts.backends)?;
-    let files = texture_files(opts)?;
+    let files = texture_files(opts.textures_dir.as_deref(), opts.textures, &opts.cache_dir)
+        .map_err(FrameBenchError::Textures)?;
     let info = g.adapter.get_info();
     let counts_memory = !memory::is_gl(&g.device);
     let mut caps = Vec::new();

@@ -35,7 +35,7 @@ fn counts(device: &wgpu::Device) -> Counts {
     let c = memory::counters(device);
     let a = memory::allocator_summary(device);
     Counts {
-        wgpu: (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64,
+        wgpu: c.bytes(),
         allocated: a.map(|a| a.allocated),
         reserved: a.map(|a| a.reserved),
         driver: memory::driver_budget(device).and_then(|d| d.device_local_usage()),
@@ -179,7 +179,7 @@ fn injected(heap: u64) -> impl Fn(&wgpu::Device) -> Option<DriverBudget> + Send 
                 size: heap,
                 device_local: true,
                 budget: Some(heap),
-                usage: Some((c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64),
+                usage: Some(c.bytes()),
             }],
         })
     }

@@ -26,10 +26,8 @@
 
 pub mod memory;
 
-use crate::container::TextureFile;
-use crate::demo::bench::frame::{bench_frame, FrameBenchOptions};
+use crate::demo::bench::frame::{bench_frame, texture_files, FrameBenchOptions};
 use crate::demo::bench::{self, BenchOptions};
-use crate::demo::scene::BuiltinScene;
 use crate::demo::soak::{self, FaultSet, SoakOptions};
 use crate::demo::source::SceneSource;
 use crate::gpu;
@@ -203,35 +201,6 @@ fn adapter(g: &gpu::HeadlessGpu) -> serde_json::Value {
     })
 }
 
-/// The textures the sections stream: the folder's first 20 by name, or the
-/// built-in scene's.
-fn files(opts: &GpuCheckOptions) -> Result<Vec<TextureFile>, CheckError> {
-    let paths: Vec<PathBuf> = match &opts.textures_dir {
-        Some(dir) => {
-            let mut p: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| CheckError::Textures(format!("{}: {e}", dir.display())))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "ktx2"))
-                .collect();
-            p.sort();
-            p
-        }
-        None => {
-            BuiltinScene::load_or_cook(&opts.cache_dir, |_, _| {})
-                .map_err(|e| CheckError::Textures(e.to_string()))?
-                .textures
-        }
-    };
-    paths
-        .iter()
-        .take(20)
-        .map(|p| {
-            TextureFile::open_path(p)
-                .map_err(|e| CheckError::Textures(format!("{}: {e}", p.display())))
-        })
-        .collect()
-}
-
 fn timed(
     name: &'static str,
     progress: &mut dyn FnMut(&str),
@@ -272,7 +241,9 @@ pub fn run(
     let progress: &mut dyn FnMut(&str) = &mut progress;
     let short = opts.size == Size::Short;
     let g = gpu::headless(opts.backends)?;
-    let files = files(opts)?;
+    // the folder's first 20 by name, or the built-in scene's
+    let files = texture_files(opts.textures_dir.as_deref(), 20, &opts.cache_dir)
+        .map_err(CheckError::Textures)?;
     let backends = Some(g.adapter.get_info().backend.into());
     let mut sections = Sections {
         report: GpuCheckReport {

@@ -44,8 +44,7 @@ pub(super) struct Soak<'a> {
 
 /// wgpu's count of texture and buffer memory on `device`.
 fn wgpu_memory(device: &wgpu::Device) -> u64 {
-    let c = crate::gpu::memory::counters(device);
-    (c.texture_memory.max(0) + c.buffer_memory.max(0)) as u64
+    crate::gpu::memory::counters(device).bytes()
 }
 
 impl<'a> Soak<'a> {
