@@ -1,4 +1,4 @@
-"""Prints the README's "The budget by wgpu's count" table and summary from
+"""Prints docs/results.md's "The budget by wgpu's count" table and summary from
 the JSON that benches/wgpu_count.sh writes (target/bench-<scene>-{new,old}.json;
 scenes without both files are left out)."""
 import json

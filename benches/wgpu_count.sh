@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "The budget by wgpu's count" runs: the four Results scenes at
+# docs/results.md's "The budget by wgpu's count" runs: the four Results scenes at
 # 25%, 50% and 100% of the working set, lockstep, 1280x720, 300 frames, each
 # on the default books and on `--release-at-once` (the old books), JSON into
 # target/bench-<scene>-{new,old}.json. About 8 runs of 7 to 11 minutes on

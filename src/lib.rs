@@ -79,8 +79,36 @@ pub use streamer::{
     TextureId,
 };
 
-/// Every Rust block of README.md, compiled (and, unless marked `no_run`, run)
-/// by `cargo test` as doctests, so the README's code cannot rot.
+/// Every Rust block of README.md and of the guide in `docs/`, compiled (and,
+/// unless marked `no_run`, run) by `cargo test` as doctests, so the docs'
+/// code cannot rot. `tests/layers.rs` checks that every page of `docs/` is
+/// listed here.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
+mod doc_pages {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+    #[doc = include_str!("../docs/budget.md")]
+    struct Budget;
+    #[doc = include_str!("../docs/cli.md")]
+    struct Cli;
+    #[doc = include_str!("../docs/embedding.md")]
+    struct Embedding;
+    #[doc = include_str!("../docs/error-model.md")]
+    struct ErrorModel;
+    #[doc = include_str!("../docs/gpu-check.md")]
+    struct GpuCheck;
+    #[doc = include_str!("../docs/limitations.md")]
+    struct Limitations;
+    #[doc = include_str!("../docs/meshes.md")]
+    struct Meshes;
+    #[doc = include_str!("../docs/performance.md")]
+    struct Performance;
+    #[doc = include_str!("../docs/reliability.md")]
+    struct Reliability;
+    #[doc = include_str!("../docs/results.md")]
+    struct Results;
+    #[doc = include_str!("../docs/viewer.md")]
+    struct Viewer;
+    #[doc = include_str!("../CONTRIBUTING.md")]
+    struct Contributing;
+}

@@ -1,5 +1,5 @@
 //! The streaming benchmark in a tiny configuration (CI's smoke test of
-//! `mipstream bench`; the full run is a README command): every strategy runs,
+//! `mipstream bench`; the full run is a docs/results.md command): every strategy runs,
 //! the JSON has the documented keys, mipstream stays within its budget, and
 //! the charts are written.
 

@@ -498,7 +498,7 @@ fn a_short_soak_with_few_levels_written_per_update_passes() {
     assert_came_through(&r);
 }
 
-/// The configuration the README gives for large scenes, all three options
+/// The configuration docs/performance.md gives for large scenes, all three options
 /// at once: the plan on the planner thread (each update carries out a plan
 /// a frame or more old), loader staging and a cap on the levels written.
 /// Faults, budget changes and removals break no invariant, never take the

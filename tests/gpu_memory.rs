@@ -3,7 +3,7 @@
 //! the engine submits, never at idle.
 //!
 //! With [`StreamerOptions::count_retiring`] on (the default). The engine
-//! here is the README's ([`Engine`]): its own device (one per test, so the
+//! here is docs/embedding.md's ([`Engine`]): its own device (one per test, so the
 //! counters see only this test's resources), a bind group per texture
 //! rebuilt from `take_changed` before its next submit, and a frame that
 //! samples every texture. What mipstream created is the device's count less

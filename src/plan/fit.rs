@@ -234,7 +234,7 @@ impl Fitter {
     /// FlightHelmet from 48.57 to
     /// 46.87 dB at half its working set: the plan makes room for a large
     /// texture by dropping mesh LODs, which then need room to come back
-    /// that no later frame's plan is worth giving (README, The certificate).
+    /// that no later frame's plan is worth giving (docs/error-model.md, The certificate).
     fn untrap(
         &mut self,
         chains: &[Candidate],

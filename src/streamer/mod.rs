@@ -27,7 +27,7 @@
 //!
 //! # Contract
 //!
-//! README.md's "Embedding mipstream" has a complete renderer that owns its
+//! docs/embedding.md has a complete renderer that owns its
 //! device, and the contract in full. In short:
 //! - **device features**: each texture's format is chosen from the device's
 //!   features at registration (BC7/BC5, ASTC 4x4, ETC2/EAC, else RGBA8 at 4

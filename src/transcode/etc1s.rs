@@ -1,5 +1,5 @@
 //! ETC1S slices decoded and converted in one pass, for the targets where
-//! `basisu`'s loop was not faster than the C++ reference (README, "Transcoder
+//! `basisu`'s loop was not faster than the C++ reference (docs/performance.md, "Transcoder
 //! choice"): BC7 mode 5, RGBA8 and ASTC 4x4, with or without an alpha slice.
 //!
 //! `basisu` decodes a whole slice into a vector of (endpoint, selector)

@@ -1,4 +1,4 @@
-//! An engine as the README's embedding example writes one, for the
+//! An engine as docs/embedding.md's example writes one, for the
 //! benchmarks and tests that look at mipstream from outside: its own render
 //! target, a bind group per streamed texture rebuilt from
 //! [`Streamer::take_changed`] before its next submit (the old one dropped,

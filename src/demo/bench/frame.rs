@@ -1,5 +1,5 @@
 //! What streaming costs an engine's render loop (`mipstream bench-frame`),
-//! budget cuts included: the [`Engine`] of the README's embedding example
+//! budget cuts included: the [`Engine`] of docs/embedding.md's example
 //! draws every streamed texture into its target and submits its frame, then
 //! calls [`Streamer::update`], then waits for its frame (one frame in
 //! flight, as a renderer pacing on its swap chain does). Twenty textures

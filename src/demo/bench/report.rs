@@ -1,4 +1,4 @@
-//! The benchmark's results as JSON (the keys README.md documents) and as
+//! The benchmark's results as JSON (the keys docs/results.md documents) and as
 //! the table `mipstream bench` prints.
 
 use super::{BenchResult, BudgetBasis, Strategy, SweepPoint, SweepResult};
@@ -44,7 +44,7 @@ impl BenchResult {
         points
     }
 
-    /// The JSON other tools read (keys as documented in README.md).
+    /// The JSON other tools read (keys as documented in docs/results.md).
     pub fn to_json(&self) -> serde_json::Value {
         let strategies: serde_json::Map<String, serde_json::Value> = self
             .strategies
