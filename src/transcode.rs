@@ -193,7 +193,7 @@ pub struct LevelImage {
     /// The texels (empty once they are in `staged`).
     pub data: Vec<u8>,
     /// The texels, moved into a staging buffer by a loader thread
-    /// ([`crate::gpu::staging`]); `None` for texels in `data`.
+    /// (`crate::gpu::staging`); `None` for texels in `data`.
     pub staged: Option<crate::gpu::staging::StagedLevel>,
 }
 

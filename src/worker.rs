@@ -8,7 +8,7 @@
 //! the level's bytes from its [`crate::TextureFile`]'s source, transcode them,
 //! and send the result back. With [`Loader::set_staging`] they also move the
 //! texels of requests that allow it into a staging buffer of their own
-//! ([`crate::gpu::staging`]); that is all they do on the GPU.
+//! (`crate::gpu::staging`); that is all they do on the GPU.
 //!
 //! Queue ownership: `Shared::queue` is filled by `submit` and emptied by the
 //! workers; `Shared::cancelled` is filled by `cancel` and checked (and cleared)

@@ -277,7 +277,7 @@ fn a_level_larger_than_the_whole_reserve_is_not_sent_back() {
     let v = view(4.0);
     // levels under 16 KiB are never staged, and every other level is
     // larger than this reserve: none can ever fit, so none waits for room
-    let reserve = mipstream::gpu::staging::MIN_STAGED_BYTES - 256;
+    let reserve = mipstream::gpu::MIN_STAGED_BYTES - 256;
     let mut tiny = options(256 << 20, reserve);
     tiny.workers = 1;
     let (mut s, ids) = scene(&g, tiny, 6);

@@ -141,7 +141,7 @@ fn wgpus_gl_backend_counts_no_texture_memory() {
 
 #[test]
 fn the_books_allocation_bound_covers_what_the_driver_allocates_on_vulkan() {
-    use mipstream::gpu::store::Shape;
+    use mipstream::gpu::Shape;
     let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
     let formats = [
         wgpu::TextureFormat::Bc7RgbaUnorm,

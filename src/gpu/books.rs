@@ -60,7 +60,7 @@ impl Shape {
 /// A released texture (or any released resource) with the updates begun
 /// since its release.
 #[derive(Debug, Clone)]
-pub struct Pooled<T> {
+pub(crate) struct Pooled<T> {
     /// Its shape.
     pub shape: Shape,
     /// The resource.
@@ -82,7 +82,7 @@ pub struct Pooled<T> {
 /// of (trimmed, or a texture that does not fit) comes back to the caller
 /// with its age, to be counted as retiring until the GPU is done with it.
 #[derive(Debug, Clone)]
-pub struct Pool<T> {
+pub(crate) struct Pool<T> {
     entries: Vec<Pooled<T>>,
     bytes: u64,
     capacity: u64,
@@ -93,7 +93,7 @@ pub struct Pool<T> {
 
 impl<T> Pool<T> {
     /// An empty pool of `capacity` bytes whose entries are reused after one submit.
-    pub fn new(capacity: u64) -> Self {
+    pub(crate) fn new(capacity: u64) -> Self {
         Self {
             entries: Vec::new(),
             bytes: 0,
@@ -104,13 +104,13 @@ impl<T> Pool<T> {
     }
 
     /// Counts entries at [`Shape::alloc_bytes`] (set while empty).
-    pub fn set_padded(&mut self, padded: bool) {
+    pub(crate) fn set_padded(&mut self, padded: bool) {
         debug_assert!(self.entries.is_empty());
         self.padded = padded;
     }
 
     /// Bytes an entry of `shape` counts.
-    pub fn size(&self, shape: Shape) -> u64 {
+    pub(crate) fn size(&self, shape: Shape) -> u64 {
         if self.padded {
             shape.alloc_bytes()
         } else {
@@ -119,44 +119,34 @@ impl<T> Pool<T> {
     }
 
     /// Entries become reusable `updates` updates after their release (at least 1).
-    pub fn set_reuse_after(&mut self, updates: u32) {
+    pub(crate) fn set_reuse_after(&mut self, updates: u32) {
         self.reuse_after = updates.max(1);
     }
 
-    /// Updates after its release before an entry is reused.
-    pub fn reuse_after(&self) -> u32 {
-        self.reuse_after
-    }
-
     /// Entries pooled.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether the pool is empty.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Bytes pooled.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// The capacity in bytes.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
     /// Changes the capacity, letting go of the oldest entries beyond it.
-    pub fn set_capacity(&mut self, bytes: u64) -> Vec<Pooled<T>> {
+    pub(crate) fn set_capacity(&mut self, bytes: u64) -> Vec<Pooled<T>> {
         self.capacity = bytes;
         self.trim(bytes)
     }
 
     /// Lets go of the oldest entries until the pool holds at most `bytes`;
     /// returns them.
-    pub fn trim(&mut self, bytes: u64) -> Vec<Pooled<T>> {
+    pub(crate) fn trim(&mut self, bytes: u64) -> Vec<Pooled<T>> {
         let mut oldest = 0;
         while self.bytes > bytes {
             self.bytes -= self.size(self.entries[oldest].shape);
@@ -166,7 +156,7 @@ impl<T> Pool<T> {
     }
 
     /// A ready entry of `shape`, taken out of the pool.
-    pub fn take(&mut self, shape: Shape) -> Option<T> {
+    pub(crate) fn take(&mut self, shape: Shape) -> Option<T> {
         let i = self
             .entries
             .iter()
@@ -178,7 +168,7 @@ impl<T> Pool<T> {
     /// Pools a texture released now if it fits the capacity (making room
     /// by letting go of the oldest); returns what the pool let go of (the
     /// texture itself when it does not fit).
-    pub fn put(&mut self, shape: Shape, item: T) -> Vec<Pooled<T>> {
+    pub(crate) fn put(&mut self, shape: Shape, item: T) -> Vec<Pooled<T>> {
         let bytes = self.size(shape);
         let entry = Pooled {
             shape,
@@ -196,14 +186,14 @@ impl<T> Pool<T> {
 
     /// An update begins: every entry one update older (those at
     /// `reuse_after` become reusable).
-    pub fn age(&mut self) {
+    pub(crate) fn age(&mut self) {
         for p in &mut self.entries {
             p.age = p.age.saturating_add(1);
         }
     }
 
     /// The same books without the items.
-    pub fn books(&self) -> Pool<()> {
+    pub(crate) fn books(&self) -> Pool<()> {
         Pool {
             entries: self
                 .entries
@@ -226,7 +216,7 @@ impl<T> Pool<T> {
 /// decisions on. Every method does to the bytes what the store's method of
 /// the same name does.
 #[derive(Debug, Clone)]
-pub struct Books {
+pub(crate) struct Books {
     /// Bytes of resident textures handed out.
     pub textures: u64,
     /// Bytes of mesh buffers handed out.
@@ -253,32 +243,32 @@ impl Books {
     /// Every byte mipstream's resources take on the GPU: what it holds and
     /// what it let go of that the GPU has not given back yet. What the
     /// budget limits.
-    pub fn accounted(&self) -> u64 {
+    pub(crate) fn accounted(&self) -> u64 {
         self.held() + self.retiring
     }
 
     /// What mipstream holds: resident textures, mesh buffers, the pool,
     /// staging and the loaders' reserve (not what is retiring).
-    pub fn held(&self) -> u64 {
+    pub(crate) fn held(&self) -> u64 {
         self.textures + self.meshes + self.pool.bytes() + self.staging + self.reserve
     }
 
     /// A texture of `shape` made (from the pool when one is ready).
-    pub fn create(&mut self, shape: Shape) {
+    pub(crate) fn create(&mut self, shape: Shape) {
         self.pool.take(shape);
         self.textures += self.pool.size(shape);
     }
 
     /// A texture of `shape` given back (into the pool when it fits; what
     /// the pool lets go of retires).
-    pub fn release(&mut self, shape: Shape) {
+    pub(crate) fn release(&mut self, shape: Shape) {
         self.textures = self.textures.saturating_sub(self.pool.size(shape));
         let out = self.pool.put(shape, ());
         self.retire(out);
     }
 
     /// The pool trimmed to at most `bytes`; what it lets go of retires.
-    pub fn trim_pool(&mut self, bytes: u64) {
+    pub(crate) fn trim_pool(&mut self, bytes: u64) {
         let out = self.pool.trim(bytes);
         self.retire(out);
     }
@@ -290,18 +280,18 @@ impl Books {
     }
 
     /// `bytes` of uploads recorded.
-    pub fn stage(&mut self, bytes: u64) {
+    pub(crate) fn stage(&mut self, bytes: u64) {
         self.staging += bytes;
     }
 
     /// Mesh buffers of `bytes` made, with `staged` bytes written into them.
-    pub fn create_mesh(&mut self, bytes: u64, staged: u64) {
+    pub(crate) fn create_mesh(&mut self, bytes: u64, staged: u64) {
         self.meshes += bytes;
         self.staging += staged;
     }
 
     /// Mesh buffers of `bytes` given back: retiring.
-    pub fn release_mesh(&mut self, bytes: u64) {
+    pub(crate) fn release_mesh(&mut self, bytes: u64) {
         self.meshes = self.meshes.saturating_sub(bytes);
         if self.count_retiring {
             self.retiring += bytes;

@@ -6,15 +6,22 @@
 //! what to install when no adapter exists. [`upload`] turns transcoded levels
 //! into a `wgpu::Texture` holding any contiguous range of mips.
 
-pub mod books;
+pub(crate) mod books;
 pub mod memory;
 pub mod readback;
-pub mod staging;
-pub mod store;
+pub(crate) mod staging;
+pub(crate) mod store;
 pub mod upload;
 
+/// What a texture costs in mipstream's books (its allocation, as the budget
+/// counts it).
+pub use books::Shape;
 pub use readback::{read_rgba8, ReadbackError};
-pub use store::{AllocError, GpuMesh, GpuStore, MeshBuffers};
+/// Levels below this many bytes are not staged by the loaders
+/// (`StreamerOptions::loader_staging_bytes`).
+pub use staging::MIN_STAGED_BYTES;
+pub use store::AllocError;
+pub(crate) use store::GpuMesh;
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

@@ -26,7 +26,7 @@
 //! as [`AllocError`] instead of panicking. A test hook can make the next
 //! allocations fail as if the GPU were out of memory.
 
-pub use super::books::Shape;
+pub(crate) use super::books::Shape;
 use super::books::{Books, Pool, Pooled};
 use super::staging::{StagedLevel, StagingReserve};
 use super::upload::GpuTexture;
@@ -68,7 +68,7 @@ pub struct MeshBuffers {
 /// the books count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
 /// (Not yet rounded up to the driver's alignment, as textures are with
 /// [`crate::StreamerOptions::count_retiring`].)
-pub fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
+pub(crate) fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
     [
         (vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64).max(4),
         (indices * 4).max(4),
@@ -109,7 +109,7 @@ pub enum AllocError {
 /// [`submit`](Self::submit); uploads go through `Queue::write_texture`, or
 /// are copies from loader-filled staging in that encoder.
 #[derive(Debug)]
-pub struct GpuStore {
+pub(crate) struct GpuStore {
     device: wgpu::Device,
     queue: wgpu::Queue,
     /// Released textures, reused by shape after the next submit.
@@ -171,7 +171,7 @@ enum Retired {
 
 impl GpuStore {
     /// A store on `device`, with a recycle pool of at most `pool_capacity` bytes.
-    pub fn new(device: wgpu::Device, queue: wgpu::Queue, pool_capacity: u64) -> Self {
+    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, pool_capacity: u64) -> Self {
         Self {
             device,
             queue,
@@ -198,7 +198,7 @@ impl GpuStore {
 
     /// Blocking waits for the GPU made so far: [`wait_idle`](Self::wait_idle)
     /// is the store's only one (error scopes resolve at once in wgpu 30).
-    pub fn waits(&self) -> u64 {
+    pub(crate) fn waits(&self) -> u64 {
         self.waits
     }
 
@@ -206,7 +206,7 @@ impl GpuStore {
     /// back, and textures and staging count at their allocation bound
     /// ([`crate::StreamerOptions::count_retiring`]); set before anything is
     /// created or pooled.
-    pub fn set_count_retiring(&mut self, on: bool) {
+    pub(crate) fn set_count_retiring(&mut self, on: bool) {
         debug_assert!(self.live_textures == 0 && self.pool.is_empty());
         self.count_retiring = on;
         self.pool.set_padded(on);
@@ -218,55 +218,50 @@ impl GpuStore {
     }
 
     /// The device.
-    pub fn device(&self) -> &wgpu::Device {
+    pub(crate) fn device(&self) -> &wgpu::Device {
         &self.device
     }
 
     /// The device's features (which compressed formats it samples).
-    pub fn features(&self) -> wgpu::Features {
+    pub(crate) fn features(&self) -> wgpu::Features {
         self.device.features()
     }
 
-    /// The queue.
-    pub fn queue(&self) -> &wgpu::Queue {
-        &self.queue
-    }
-
     /// Bytes held by textures handed out and not yet released.
-    pub fn texture_bytes(&self) -> u64 {
+    pub(crate) fn texture_bytes(&self) -> u64 {
         self.live_textures
     }
 
     /// Bytes held in the recycle pool.
-    pub fn pool_bytes(&self) -> u64 {
+    pub(crate) fn pool_bytes(&self) -> u64 {
         self.pool.bytes()
     }
 
     /// Staging bytes submitted whose copies the GPU has not finished.
-    pub fn staging_bytes(&self) -> u64 {
+    pub(crate) fn staging_bytes(&self) -> u64 {
         self.staging_in_flight.load(Ordering::Acquire)
     }
 
     /// Bytes held by mesh buffers handed out and not yet released.
-    pub fn mesh_bytes(&self) -> u64 {
+    pub(crate) fn mesh_bytes(&self) -> u64 {
         self.live_meshes
     }
 
     /// The staging reserve the loader threads fill
     /// ([`super::staging::LoaderStaging`]); 0 bytes unless set.
-    pub fn staging_reserve(&self) -> &Arc<StagingReserve> {
+    pub(crate) fn staging_reserve(&self) -> &Arc<StagingReserve> {
         &self.reserve
     }
 
     /// Every byte of GPU memory mipstream's resources take: what it holds
     /// and what it released that the GPU has not given back yet.
-    pub fn accounted_bytes(&self) -> u64 {
+    pub(crate) fn accounted_bytes(&self) -> u64 {
         self.held_bytes() + self.retiring_bytes()
     }
 
     /// What mipstream holds through this store: resident textures, mesh
     /// buffers, the pool, staging and the loaders' reserve.
-    pub fn held_bytes(&self) -> u64 {
+    pub(crate) fn held_bytes(&self) -> u64 {
         self.live_textures
             + self.live_meshes
             + self.pool.bytes()
@@ -277,14 +272,14 @@ impl GpuStore {
     /// Released textures and buffers the GPU may still hold: kept for the
     /// engine's frames in flight, or dropped and waiting for the GPU to
     /// finish the submissions that used them.
-    pub fn retiring_bytes(&self) -> u64 {
+    pub(crate) fn retiring_bytes(&self) -> u64 {
         self.retiring_held + self.retiring_in_flight.load(Ordering::Acquire)
     }
 
     /// Textures in the pool and retiring (kept for the engine's frames in
     /// flight, or dropped and not yet given back): with the resident ones,
     /// the wgpu textures mipstream answers for.
-    pub fn released_textures(&self) -> u64 {
+    pub(crate) fn released_textures(&self) -> u64 {
         let kept = self
             .retiring
             .iter()
@@ -294,7 +289,7 @@ impl GpuStore {
     }
 
     /// A copy of the books, to simulate decisions on.
-    pub fn books(&self) -> Books {
+    pub(crate) fn books(&self) -> Books {
         Books {
             textures: self.live_textures,
             meshes: self.live_meshes,
@@ -307,7 +302,7 @@ impl GpuStore {
     }
 
     /// Changes the pool capacity, letting go of pooled textures beyond it.
-    pub fn set_pool_capacity(&mut self, bytes: u64) {
+    pub(crate) fn set_pool_capacity(&mut self, bytes: u64) {
         let out = self.pool.set_capacity(bytes);
         self.retire_pooled(out);
     }
@@ -315,14 +310,14 @@ impl GpuStore {
     /// Released textures are reused, and released resources dropped, only
     /// `updates` updates after their release (at least 1): the engine's
     /// frames that may still bind them.
-    pub fn set_frames_in_flight(&mut self, updates: u32) {
+    pub(crate) fn set_frames_in_flight(&mut self, updates: u32) {
         self.pool.set_reuse_after(updates);
         self.frames_in_flight = updates.max(1);
     }
 
     /// Lets go of pooled textures until the pool holds at most `bytes`
     /// (they retire).
-    pub fn trim_pool(&mut self, bytes: u64) {
+    pub(crate) fn trim_pool(&mut self, bytes: u64) {
         let out = self.pool.trim(bytes);
         self.retire_pooled(out);
     }
@@ -346,7 +341,7 @@ impl GpuStore {
     /// engine's frames no longer bind are dropped, and their bytes leave
     /// the books once the GPU has finished every submission so far (a
     /// finished-work callback: never waited on).
-    pub fn begin_update(&mut self) {
+    pub(crate) fn begin_update(&mut self) {
         if self.count_retiring {
             self.pool.age();
         }
@@ -359,7 +354,7 @@ impl GpuStore {
 
     /// Drops every retiring resource now (their bytes still wait for the
     /// GPU): for a caller that has just made sure the engine binds none.
-    pub fn drop_all_retiring(&mut self) {
+    pub(crate) fn drop_all_retiring(&mut self) {
         self.drop_retired(|_| true);
     }
 
@@ -389,12 +384,12 @@ impl GpuStore {
 
     /// Makes the next `count` allocations fail as out-of-memory (a test hook
     /// for fault tolerance).
-    pub fn inject_out_of_memory(&mut self, count: u32) {
+    pub(crate) fn inject_out_of_memory(&mut self, count: u32) {
         self.inject_oom += count;
     }
 
     /// Makes allocations fail as out-of-memory at the rate of `faults`.
-    pub fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
+    pub(crate) fn set_faults(&mut self, faults: Option<Arc<Faults>>) {
         self.faults = faults;
     }
 
@@ -411,7 +406,7 @@ impl GpuStore {
 
     /// A texture holding file levels `first..` in `shape`, with a view of
     /// `dimension` over every mip: from the pool when one matches, else new.
-    pub fn create_texture(
+    pub(crate) fn create_texture(
         &mut self,
         label: &str,
         shape: Shape,
@@ -487,7 +482,11 @@ impl GpuStore {
     /// (`write_buffer`: the bytes count as staging until the next
     /// [`submit`](Self::submit)'s work is done). Both buffers are created in
     /// out-of-memory and validation error scopes; a failure creates nothing.
-    pub fn create_mesh(&mut self, label: &str, data: &MeshLod) -> Result<GpuMesh, AllocError> {
+    pub(crate) fn create_mesh(
+        &mut self,
+        label: &str,
+        data: &MeshLod,
+    ) -> Result<GpuMesh, AllocError> {
         let vertex_bytes: &[u8] = bytemuck::cast_slice(&data.vertices);
         let index_bytes: &[u8] = bytemuck::cast_slice(&data.indices);
         // wgpu wants sizes in multiples of 4 (both are) and non-zero buffers
@@ -552,7 +551,7 @@ impl GpuStore {
     /// indices): the same bytes [`create_mesh`](Self::create_mesh) would
     /// allocate, no buffers and no staging here. Injected out-of-memory
     /// faults refuse it as they refuse buffers.
-    pub fn count_engine_mesh(
+    pub(crate) fn count_engine_mesh(
         &mut self,
         label: &str,
         data: &MeshLod,
@@ -578,7 +577,7 @@ impl GpuStore {
     /// Gives mesh buffers back: retiring until the engine's frames in
     /// flight have passed and the GPU is done (an engine-held LOD too: the
     /// engine frees its copy on the same frames).
-    pub fn release_mesh(&mut self, mesh: GpuMesh) {
+    pub(crate) fn release_mesh(&mut self, mesh: GpuMesh) {
         self.live_meshes = self.live_meshes.saturating_sub(mesh.bytes);
         if !self.count_retiring {
             return; // dropped: wgpu frees them when the GPU is done
@@ -592,7 +591,7 @@ impl GpuStore {
     }
 
     /// Whether recorded copies or uploads wait for a [`submit`](Self::submit).
-    pub fn has_unsubmitted(&self) -> bool {
+    pub(crate) fn has_unsubmitted(&self) -> bool {
         self.unsubmitted_staging > 0
             || self.encoder.is_some()
             || !self.unsubmitted_staged.is_empty()
@@ -600,7 +599,7 @@ impl GpuStore {
 
     /// Gives a texture back: into the pool if it fits, else retiring (and
     /// what the pool lets go of for room too).
-    pub fn release(&mut self, texture: GpuTexture) {
+    pub(crate) fn release(&mut self, texture: GpuTexture) {
         let t = texture.texture;
         let shape = Shape {
             format: t.format(),
@@ -617,7 +616,7 @@ impl GpuStore {
     /// Records copies of `count` mips of `from` (starting at its mip
     /// `from_mip`) into `to` (starting at its mip `to_mip`), in the frame's
     /// encoder.
-    pub fn copy_mips(
+    pub(crate) fn copy_mips(
         &mut self,
         from: &GpuTexture,
         from_mip: u32,
@@ -670,7 +669,7 @@ impl GpuStore {
     /// (`write_texture` takes tight or padded rows on every backend; wgpu's
     /// GL backend mishandles padded rows of compressed formats in
     /// `copy_buffer_to_texture`, so loaders stage those only tight there.)
-    pub fn stage(
+    pub(crate) fn stage(
         &mut self,
         uploads: &[(&wgpu::Texture, u32, &LevelImage)],
         label: &str,
@@ -719,7 +718,7 @@ impl GpuStore {
 
     /// Submits the frame's copies and uploads; staging they used is released
     /// once the GPU has finished them.
-    pub fn submit(&mut self) {
+    pub(crate) fn submit(&mut self) {
         let encoder = self.encoder.take().unwrap_or_else(|| {
             self.device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -746,12 +745,12 @@ impl GpuStore {
     }
 
     /// Runs finished-work callbacks without blocking (returns staging bytes).
-    pub fn poll(&self) {
+    pub(crate) fn poll(&self) {
         let _ = self.device.poll(wgpu::PollType::Poll);
     }
 
     /// Blocks until the GPU has finished everything submitted.
-    pub fn wait_idle(&mut self) {
+    pub(crate) fn wait_idle(&mut self) {
         self.waits += 1;
         let _ = self.device.poll(wgpu::PollType::Wait {
             submission_index: None,

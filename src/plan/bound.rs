@@ -34,7 +34,7 @@ use super::fit::Candidate;
 /// a chain's best for some `λ`) and those needing room, indexed by the
 /// distinct rooms, so each `λ` costs one pass without sorting.
 #[derive(Debug, Default)]
-pub struct Bound {
+pub(crate) struct Bound {
     /// (bytes, error) of the hull of each chain's no-room states.
     zero: Vec<(f64, f64)>,
     zero_at: Vec<u32>,
@@ -176,14 +176,14 @@ fn lower_left_hull(points: &mut Vec<(f64, f64)>) {
 /// The most work (states times rooms) [`lower_bound`] computes the exact
 /// [`lp_bound`] for: about 10 ms on one core (a few thousand textures with
 /// dozens of distinct growth rooms); beyond it, the Lagrangian search.
-pub const EXACT_WORK: usize = 4_000_000;
+pub(crate) const EXACT_WORK: usize = 4_000_000;
 
 /// A lower bound on the total error of any plan whose chosen states' bytes
 /// plus the largest chosen [`Candidate::grow`] fit `budget`: the exact
 /// [`lp_bound`] where its work is within [`EXACT_WORK`] (then
 /// [`Bound::exact`] says so), else [`lagrangian_bound`]. `None` when the
 /// bases alone do not fit.
-pub fn lower_bound(
+pub(crate) fn lower_bound(
     bound: &mut Bound,
     chains: &[Candidate],
     offsets: &[u32],
@@ -212,7 +212,8 @@ pub fn lower_bound(
 /// Rooms whose cheapest points alone do not fit are infeasible and left
 /// out. Costs, per room, a pass over every state and a sort of the hull
 /// steps. `None` when the bases alone do not fit.
-pub fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f64> {
     lp_over_rooms(chains, offsets, budget, rooms(chains, budget))
 }
 
@@ -332,7 +333,7 @@ fn lp_over_rooms(
 /// [`super::fit::Fitter::fit`] takes them. `None` when the bases alone do
 /// not fit (no plan fits; the fit holds the bases anyway). Each room's term
 /// is at most its LP value, so this is at most [`lp_bound`].
-pub fn lagrangian_bound(
+pub(crate) fn lagrangian_bound(
     bound: &mut Bound,
     chains: &[Candidate],
     offsets: &[u32],
@@ -437,7 +438,7 @@ pub fn lagrangian_bound(
 /// chains' states times `cells` per distinct room: milliseconds for a few
 /// dozen textures, too slow for every frame of a large scene. `None` when
 /// the bases alone do not fit.
-pub fn knapsack_bound(
+pub(crate) fn knapsack_bound(
     chains: &[Candidate],
     offsets: &[u32],
     budget: u64,
@@ -494,7 +495,7 @@ pub fn knapsack_bound(
 
 /// The gap between a plan's error and a lower bound, as a share of the
 /// plan's error (0: provably optimal).
-pub fn relative_gap(plan_error: f64, bound: f64) -> f64 {
+pub(crate) fn relative_gap(plan_error: f64, bound: f64) -> f64 {
     if plan_error <= 0.0 {
         return 0.0;
     }

@@ -33,9 +33,9 @@ use super::view::View;
 use glam::{Mat4, Vec3, Vec4};
 
 /// Mips added to the lod of an object outside every view's frustum.
-pub const OFFSCREEN_LOD_BIAS: f32 = 2.0;
+pub(crate) const OFFSCREEN_LOD_BIAS: f32 = 2.0;
 /// Coverage multiplier for an object outside every view's frustum.
-pub const OFFSCREEN_COVERAGE: f32 = 0.1;
+pub(crate) const OFFSCREEN_COVERAGE: f32 = 0.1;
 
 /// One texture used by one object.
 #[derive(Debug, Clone, Copy, PartialEq)]

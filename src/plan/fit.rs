@@ -36,7 +36,7 @@ use std::collections::BinaryHeap;
 
 /// One state a texture can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Bytes the texture occupies in this state.
     pub bytes: u64,
     /// Visible error in this state (smaller is better).
@@ -52,7 +52,7 @@ const UNTRAP_ROOMS: usize = 2;
 
 /// Per-texture preferences that keep the fit stable from frame to frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stickiness {
+pub(crate) struct Stickiness {
     /// Index in the chain of the state the texture has resident now.
     pub resident: usize,
     /// Benefit multiplier for steps the texture already has resident: others
@@ -104,7 +104,7 @@ impl Ord for Step {
 
 /// Reusable buffers for [`Fitter::fit`].
 #[derive(Debug, Default)]
-pub struct Fitter {
+pub(crate) struct Fitter {
     hull: Vec<u32>,
     hull_start: Vec<u32>,
     heap: BinaryHeap<Step>,
@@ -132,7 +132,7 @@ impl Fitter {
     /// base state, even if the bases alone exceed `budget`. The chosen states
     /// and the largest [`Candidate::grow`] among them fit the budget together
     /// (see [`room`](Self::room)): the plan leaves room for its own growth.
-    pub fn fit(
+    pub(crate) fn fit(
         &mut self,
         chains: &[Candidate],
         offsets: &[u32],
@@ -450,13 +450,13 @@ impl Fitter {
 
     /// The room the last fit left beside its states for growing into them:
     /// the largest [`Candidate::grow`] it chose.
-    pub fn room(&self) -> u64 {
+    pub(crate) fn room(&self) -> u64 {
         self.room
     }
 
     /// The error removed per byte of the best step the last fit could not
     /// take (the budget's marginal price), if one was blocked.
-    pub fn marginal_gain(&self) -> Option<f64> {
+    pub(crate) fn marginal_gain(&self) -> Option<f64> {
         self.blocked
             .iter()
             .map(|s| s.gain)
@@ -686,7 +686,8 @@ fn lower_hull(chain: &[Candidate], hull: &mut Vec<u32>) {
 /// `budget - R`, and takes the best over all `R`. Returns the total error and
 /// the chosen index per chain, or `None` when even the bases do not fit.
 /// Exponential at worst; meant for a handful of chains.
-pub fn exact_fit(chains: &[Vec<Candidate>], budget: u64) -> Option<(f64, Vec<usize>)> {
+#[cfg(test)]
+pub(crate) fn exact_fit(chains: &[Vec<Candidate>], budget: u64) -> Option<(f64, Vec<usize>)> {
     let mut rooms: Vec<u64> = std::iter::once(0)
         .chain(chains.iter().flatten().map(|c| c.grow))
         .filter(|&r| r <= budget)

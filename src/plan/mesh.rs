@@ -10,8 +10,8 @@
 //! error is within [`PlannerOptions::mesh_error_px`](crate::plan::PlannerOptions::mesh_error_px) for every view; with
 //! hysteresis it moves only once the error passes that target by the factor
 //! `2^hysteresis` (the textures' margin in mips, as a ratio). Instances
-//! outside every frustum count as if [`OFFSCREEN_LOD_BIAS`] mips (a factor
-//! of 4 in distance) further away, with [`OFFSCREEN_COVERAGE`] of their
+//! outside every frustum count as if `OFFSCREEN_LOD_BIAS` mips (a factor
+//! of 4 in distance) further away, with `OFFSCREEN_COVERAGE` of their
 //! coverage, as textures do, so a turning camera finds geometry still there.
 //!
 //! Visible error, in the textures' unit. A mesh cooked with measured image

@@ -2,8 +2,8 @@
 //!
 //! Each frame the planner turns the registered textures, the objects that use
 //! them and the views into a [`Plan`]: for every texture, the mip level it
-//! wants (from screen-space texel density, see [`density`]), and the level and
-//! tier it gets within the byte budget (see [`fit`]). The streamer then loads,
+//! wants (from screen-space texel density, see `density`), and the level and
+//! tier it gets within the byte budget (see `fit`). The streamer then loads,
 //! uploads and evicts to move residency towards the plan. An object seen too
 //! coarse to need anything above its textures' tails counts for nothing, and
 //! clusters of such objects cost nothing (see `clusters.rs`).
@@ -21,7 +21,7 @@
 //!   than the wanted level) is free to go at once. (Locking it too held the
 //!   bytes of textures the camera had left for the whole period: at a
 //!   binding budget the plans were 30-50% from the LP bound, see
-//!   [`bound`].)
+//!   `bound`.)
 //!
 //! Visible error of a texture held at level `r` when it wants the continuous
 //! lod `x`, by default ([`LossModel::Measured`]) from the loss curve the
@@ -37,12 +37,12 @@
 //! `1 - 2^-(r - x)` is the fraction of the texels each screen pixel needs
 //! (along each axis) that are missing.
 
-pub mod bound;
+pub(crate) mod bound;
 mod chains;
 mod clusters;
 mod coverage;
-pub mod density;
-pub mod fit;
+pub(crate) mod density;
+pub(crate) mod fit;
 mod floor;
 pub mod mesh;
 pub mod policy;
@@ -369,11 +369,11 @@ pub struct Plan {
     /// the spare-budget floor); 0 under a fixed [`Policy`].
     pub fit_error: f64,
     /// A lower bound on the error of any plan within the budget
-    /// ([`bound::lower_bound`]), when [`PlannerOptions::certify`] is on and
+    /// (`bound::lower_bound`), when [`PlannerOptions::certify`] is on and
     /// the budget fit planned.
     pub fit_bound: Option<f64>,
     /// A lower bound from the integer problem with bytes rounded down to
-    /// 1/8192 of the budget ([`bound::knapsack_bound`]), when
+    /// 1/8192 of the budget (`bound::knapsack_bound`), when
     /// [`PlannerOptions::knapsack_certificate`] is on and the budget fit
     /// planned: within a rounding step per texture of the best plan, where
     /// [`Self::fit_bound`] can sit far below it.

@@ -111,7 +111,7 @@ pub enum MeshEvent {
     Upload {
         /// The mesh.
         mesh: MeshId,
-        /// The key of this copy ([`crate::gpu::GpuMesh::serial`]).
+        /// The key of this copy (`crate::gpu::GpuMesh::serial`).
         serial: u64,
         /// The LOD's vertices and indices.
         data: MeshLod,

@@ -135,7 +135,7 @@ pub struct StreamerOptions {
     /// thread).
     pub plan_thread: PlanThread,
     /// Bytes of GPU staging the loader threads may fill with transcoded
-    /// texels ([`crate::gpu::staging`]), so that `update` records buffer
+    /// texels (`crate::gpu::staging`), so that `update` records buffer
     /// copies instead of copying texel bytes with `Queue::write_texture`.
     /// The reserve is set aside out of the budget whole (at most a quarter
     /// of what the effective budget holds beyond the always-resident tails
