@@ -9,7 +9,7 @@
 //! - [`FaultySource`] wraps any [`ByteSource`]: reads fail with an I/O error,
 //!   come back short (the error a positioned read of a truncated file gives),
 //!   or take [`FaultRates::slow_delay`] (200 ms by default) before answering;
-//! - [`Streamer::set_faults`](crate::Streamer::set_faults) hands the same
+//! - [`Streamer::set_faults`](crate::streamer::Streamer::set_faults) hands the same
 //!   [`Faults`] to the loader threads (a level's transcode fails) and to the
 //!   GPU layer (a texture or staging allocation fails as out-of-memory).
 //!
@@ -265,7 +265,7 @@ impl ByteSource for FaultySource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemorySource;
+    use crate::source::MemorySource;
 
     #[test]
     fn rates_are_honoured_and_counted() {

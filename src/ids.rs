@@ -55,17 +55,17 @@ macro_rules! id_type {
 }
 
 id_type!(
-    /// A texture registered with a [`crate::Streamer`].
+    /// A texture registered with a [`crate::streamer::Streamer`].
     TextureId,
     "tex"
 );
 id_type!(
-    /// An object registered with a [`crate::Streamer`].
+    /// An object registered with a [`crate::streamer::Streamer`].
     ObjectId,
     "obj"
 );
 id_type!(
-    /// A mesh registered with a [`crate::Streamer`].
+    /// A mesh registered with a [`crate::streamer::Streamer`].
     MeshId,
     "mesh"
 );

@@ -50,7 +50,7 @@ pub enum NormalLayout {
     /// Wherever the device's format keeps them best: red and green in
     /// two-channel formats (BC5, EAC RG11), red and alpha in four-channel
     /// ones (the Basis layout, ASTC and RGBA8); the shader asks
-    /// [`crate::Streamer::channel_layout`]. Default.
+    /// [`crate::streamer::Streamer::channel_layout`]. Default.
     #[default]
     Any,
     /// Always red and green (Z in blue where the format has it), as Bevy's
@@ -589,6 +589,8 @@ fn copy_plain(f: &PlainFormat, raw: &RawLevel, tight_row: usize, img: &mut Level
 
 #[cfg(feature = "basis")]
 mod basis;
+#[cfg(feature = "basis")]
+mod bc7_m5;
 #[cfg(feature = "basis")]
 mod etc1s;
 #[cfg(feature = "basis")]

@@ -5,7 +5,7 @@
 //! heap push) and *drains* finished [`LoadResult`]s with [`Loader::drain`]
 //! (never blocking) or waits for them with [`Loader::wait`] (for deterministic
 //! "settle" modes and tools). Workers take the highest-priority request, read
-//! the level's bytes from its [`crate::TextureFile`]'s source, transcode them,
+//! the level's bytes from its [`crate::container::TextureFile`]'s source, transcode them,
 //! and send the result back. With [`Loader::set_staging`] they also move the
 //! texels of requests that allow it into a staging buffer of their own
 //! (`crate::gpu::staging`); that is all they do on the GPU.

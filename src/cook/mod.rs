@@ -184,10 +184,9 @@ pub fn with_measured_loss(name: &str, ktx2: Vec<u8>) -> Result<Vec<u8>, CookErro
         path: name.into(),
         reason,
     };
-    let file = crate::TextureFile::open(std::sync::Arc::new(crate::MemorySource::new(
-        name,
-        ktx2.clone(),
-    )))
+    let file = crate::container::TextureFile::open(std::sync::Arc::new(
+        crate::source::MemorySource::new(name, ktx2.clone()),
+    ))
     .map_err(|e| measure_error(e.to_string()))?;
     let loss = measure::measure_loss(&file).map_err(|e| measure_error(e.to_string()))?;
     measure::annotate_ktx2(&ktx2, &loss).map_err(measure_error)
@@ -263,7 +262,7 @@ fn encode(levels: &[RgbaImage], space: MipSpace, opts: &CookOptions) -> Result<V
 mod tests {
     use super::*;
     use crate::container::Payload;
-    use crate::{MemorySource, TextureFile};
+    use crate::{container::TextureFile, source::MemorySource};
     use std::sync::Arc;
 
     fn gradient(w: u32, h: u32, alpha: bool) -> RgbaImage {

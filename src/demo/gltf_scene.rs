@@ -12,7 +12,7 @@ use crate::mesh::{MeshError, MeshFile, MeshLod};
 use crate::streamer::{
     MeshDesc, MeshId, ObjectDesc, ObjectId, PreparedMesh, Streamer, StreamerError,
 };
-use crate::{TextureClass, TextureId};
+use crate::{ids::TextureId, kinds::TextureClass};
 use glam::{Mat4, Vec3};
 use std::path::{Path, PathBuf};
 

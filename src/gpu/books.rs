@@ -37,7 +37,7 @@ impl Shape {
     }
 
     /// Bytes the books count for a texture of this shape when they count
-    /// what the GPU holds ([`crate::StreamerOptions::count_retiring`]):
+    /// what the GPU holds ([`crate::streamer::StreamerOptions::count_retiring`]):
     /// each level's rows of blocks padded to 64 bytes and at least 256
     /// bytes a level ([`gpu_level_alloc_bytes`]), an upper bound of what
     /// lavapipe allocates beyond the texels for row and level alignment (up
@@ -234,7 +234,7 @@ pub(crate) struct Books {
     /// every submission that could use them.
     pub retiring: u64,
     /// Whether released resources retire (and textures count at
-    /// [`Shape::alloc_bytes`]): [`crate::StreamerOptions::count_retiring`].
+    /// [`Shape::alloc_bytes`]): [`crate::streamer::StreamerOptions::count_retiring`].
     /// Off, what is released leaves the books at once.
     pub count_retiring: bool,
 }

@@ -67,7 +67,7 @@ pub struct MeshBuffers {
 /// `indices` take (48 and 4 bytes each; wgpu wants non-empty buffers): what
 /// the books count for it, with either [`MeshStorage`](crate::streamer::MeshStorage).
 /// (Not yet rounded up to the driver's alignment, as textures are with
-/// [`crate::StreamerOptions::count_retiring`].)
+/// [`crate::streamer::StreamerOptions::count_retiring`].)
 pub(crate) fn mesh_buffer_sizes(vertices: u64, indices: u64) -> [u64; 2] {
     [
         (vertices * std::mem::size_of::<crate::mesh::Vertex>() as u64).max(4),
@@ -146,7 +146,7 @@ pub(crate) struct GpuStore {
     /// replaced it.
     frames_in_flight: u32,
     /// Whether what is released retires in the books (and textures count
-    /// at their allocation bound): [`crate::StreamerOptions::count_retiring`].
+    /// at their allocation bound): [`crate::streamer::StreamerOptions::count_retiring`].
     count_retiring: bool,
     /// Blocking waits for the GPU so far ([`GpuStore::wait_idle`]).
     waits: u64,
@@ -204,7 +204,7 @@ impl GpuStore {
 
     /// Released resources retire in the books until the GPU gives them
     /// back, and textures and staging count at their allocation bound
-    /// ([`crate::StreamerOptions::count_retiring`]); set before anything is
+    /// ([`crate::streamer::StreamerOptions::count_retiring`]); set before anything is
     /// created or pooled.
     pub(crate) fn set_count_retiring(&mut self, on: bool) {
         debug_assert!(self.live_textures == 0 && self.pool.is_empty());

@@ -62,7 +62,7 @@ impl View {
 
     /// Whether the planner can use this view: a viewport with pixels and
     /// finite numbers everywhere (a view that fails is skipped by
-    /// [`crate::Streamer::update`] and counted in `FrameStats::rejected_views`).
+    /// [`crate::streamer::Streamer::update`] and counted in `FrameStats::rejected_views`).
     pub fn validate(&self) -> Result<(), ViewError> {
         if self.viewport.x == 0 || self.viewport.y == 0 {
             return Err(ViewError::ZeroViewport(self.viewport));

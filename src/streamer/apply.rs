@@ -122,7 +122,7 @@ impl Streamer {
     }
 
     /// The frame's last step: finished work's callbacks run. With
-    /// [`crate::StreamerOptions::count_retiring`] never waited for: a
+    /// [`crate::streamer::StreamerOptions::count_retiring`] never waited for: a
     /// forced shrink's staging on a backend without GPU copies is memory in
     /// the budget cut's service, counted until the GPU is done.
     pub(super) fn end_frame(&mut self, waits_before: u64) {
@@ -163,7 +163,7 @@ impl Streamer {
     }
 
     /// The shrinks an update may carry out within the budget
-    /// ([`crate::StreamerOptions::shrinks_per_frame`], 0 for no limit).
+    /// ([`crate::streamer::StreamerOptions::shrinks_per_frame`], 0 for no limit).
     fn shrink_share(&self) -> u32 {
         match self.options.shrinks_per_frame {
             0 => u32::MAX,

@@ -57,7 +57,7 @@ impl Streamer {
 
     /// Blocks until every load requested so far has arrived, the GPU has
     /// finished the copies recorded so far and a plan on the planner thread
-    /// ([`crate::StreamerOptions::plan_thread`] on the planner thread) is done, and takes
+    /// ([`crate::streamer::StreamerOptions::plan_thread`] on the planner thread) is done, and takes
     /// the arrivals in, so the next [`update`](Self::update) builds them
     /// and carries that plan out. Called after every
     /// `update`, it makes a run independent of how fast the loader threads

@@ -262,9 +262,9 @@ impl Streamer {
             self.free_mesh(id, d);
         }
         self.planner.get().remove_mesh(id.index());
-        let affected: Vec<crate::ObjectId> = self
+        let affected: Vec<crate::ids::ObjectId> = self
             .objects
-            .iter::<crate::ObjectId>()
+            .iter::<crate::ids::ObjectId>()
             .filter(|(_, o)| o.desc.meshes.iter().any(|(m, _)| *m == id))
             .map(|(o, _)| o)
             .collect();

@@ -452,7 +452,7 @@ impl Streamer {
     }
 
     /// Bytes mipstream released that the GPU may still hold
-    /// ([`crate::StreamerOptions::count_retiring`]).
+    /// ([`crate::streamer::StreamerOptions::count_retiring`]).
     pub fn retiring_bytes(&self) -> u64 {
         self.gpu.retiring_bytes()
     }

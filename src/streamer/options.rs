@@ -1,11 +1,11 @@
 //! Streamer options and registration descriptors.
 
+use crate::container::TextureFile;
 use crate::ids::{MeshId, TextureId};
 use crate::kinds::TextureClass;
 use crate::mesh::MeshFile;
 use crate::plan::PlannerOptions;
 use crate::transcode::NormalLayout;
-use crate::TextureFile;
 use glam::Vec3;
 
 /// How much GPU memory mipstream may use.
@@ -36,7 +36,7 @@ impl Default for Budget {
     }
 }
 
-/// Options of a [`crate::Streamer`], each with its default.
+/// Options of a [`crate::streamer::Streamer`], each with its default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamerOptions {
     /// The memory budget. Default: half the driver budget, else 256 MiB.
@@ -82,7 +82,7 @@ pub struct StreamerOptions {
     /// from the pool, and a released resource dropped, only that many
     /// updates later; until wgpu frees it its bytes count as retiring, in
     /// the budget. 1 (the default) for a renderer that rebuilds its bind
-    /// groups from [`crate::Streamer::take_changed`] before it next submits
+    /// groups from [`crate::streamer::Streamer::take_changed`] before it next submits
     /// and keeps no clone of a replaced view; 2 or more for one that
     /// records a frame while the next `update` runs (Bevy's pipelined
     /// rendering). 0 counts as 1.
@@ -112,7 +112,7 @@ pub struct StreamerOptions {
     /// Frames without growth after the GPU runs out of memory. Default: 60.
     pub oom_backoff_frames: u64,
     /// Frames a mesh's previous LOD stays resident after a swap, for a
-    /// dithered cross-fade (see [`crate::Streamer::mesh_fade`]); its bytes
+    /// dithered cross-fade (see [`crate::streamer::Streamer::mesh_fade`]); its bytes
     /// count, and a budget that needs them ends the fade at once. Default: 0
     /// (swaps pop).
     pub mesh_cross_fade_frames: u32,
@@ -179,8 +179,8 @@ impl Default for StreamerOptions {
 }
 
 /// A setting that makes no sense: [`StreamerOptions::validate`],
-/// [`crate::Streamer::try_with_options`] and [`crate::Streamer::try_set_budget`]
-/// return it. [`crate::Streamer::with_options`] instead clamps each to the
+/// [`crate::streamer::Streamer::try_with_options`] and [`crate::streamer::Streamer::try_set_budget`]
+/// return it. [`crate::streamer::Streamer::with_options`] instead clamps each to the
 /// nearest sane value and lists what it clamped in the report's `warnings`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -451,7 +451,7 @@ impl ObjectDesc {
     }
 }
 
-/// Where [`crate::Streamer::update`] gets its plan
+/// Where [`crate::streamer::Streamer::update`] gets its plan
 /// ([`StreamerOptions::plan_thread`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlanThread {
@@ -504,11 +504,11 @@ impl Default for PlanThread {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MeshStorage {
     /// mipstream's own vertex and index buffers
-    /// ([`crate::Streamer::mesh_buffers`]), drawn by the engine.
+    /// ([`crate::streamer::Streamer::mesh_buffers`]), drawn by the engine.
     #[default]
     Buffers,
     /// The engine's: mipstream plans, loads and counts each LOD as before,
-    /// but hands its data over ([`crate::Streamer::take_mesh_events`]) for
+    /// but hands its data over ([`crate::streamer::Streamer::take_mesh_events`]) for
     /// the engine to upload into its own mesh allocator, and says when the
     /// engine's copy may go. For engines that draw meshes only from their
     /// own buffers (Bevy's `MeshAllocator`). The budget counts each LOD at

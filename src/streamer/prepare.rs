@@ -4,7 +4,7 @@
 //! thread ([`PreparedMesh::prepare`]), then registered without file access
 //! ([`Streamer::register_prepared_mesh`]).
 
-use super::textures::Geometry;
+use super::work::Geometry;
 use super::{MeshDesc, Streamer, StreamerError, TextureDesc, TextureId};
 use crate::container::mip_extent;
 use crate::format::TargetFormat;
@@ -213,7 +213,7 @@ pub(super) fn layout(
 /// The planner's view of a file's measured loss: the full tier's curve and
 /// the compact tier's for the format this device would use (none when the
 /// file carries no usable loss; the report says why).
-fn plan_loss(info: &crate::TextureInfo, choice: &TargetChoice) -> Option<PlanLoss> {
+fn plan_loss(info: &crate::container::TextureInfo, choice: &TargetChoice) -> Option<PlanLoss> {
     let loss = TextureLoss::from_info(info)?.ok()?;
     let compact = match choice.compact {
         Some(transcode::Output::Transcode(TargetFormat::Bc1)) => loss.compact(CompactFormat::Bc1),

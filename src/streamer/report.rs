@@ -1,5 +1,5 @@
 //! What the streamer holds and why: [`ResidencyReport`], [`OomEvent`], and the
-//! result of [`crate::Streamer::check_invariants`].
+//! result of [`crate::streamer::Streamer::check_invariants`].
 
 use crate::gpu::memory::{human_bytes, AllocatorSummary, DriverBudget, GpuCounters};
 use crate::ids::{MeshId, TextureId};
@@ -212,7 +212,7 @@ pub struct Totals {
     /// Of that, bytes loader-staged levels hold now (not counted again).
     pub loader_staging_used: u64,
     /// Textures and buffers released that the GPU may still hold
-    /// ([`crate::Streamer::retiring_bytes`]): not held, but counted in the
+    /// ([`crate::streamer::Streamer::retiring_bytes`]): not held, but counted in the
     /// budget until wgpu frees them.
     pub retiring: u64,
 }
@@ -259,7 +259,7 @@ pub struct FrameStats {
     /// Whether this update ended above the budget in force because the
     /// device refused the shrinks that would have freed the bytes, with no
     /// texture left that could give way; the next update tries again.
-    /// [`crate::Streamer::check_invariants`] does not count it a violation.
+    /// [`crate::streamer::Streamer::check_invariants`] does not count it a violation.
     pub stuck_over_budget: bool,
     /// Whether this update began above the budget in force by what the GPU
     /// holds (held and retiring: a budget cut, an out-of-memory event, a
@@ -272,21 +272,21 @@ pub struct FrameStats {
     /// The budget forced more shrinks than this update's upload room
     /// carries: the rest follow in the next updates, the textures freeing
     /// the most first (a cut's pace: its render-thread work is bounded by
-    /// [`crate::StreamerOptions::upload_bytes_per_frame`] and
-    /// [`crate::StreamerOptions::uploads_per_frame`], and by
-    /// [`crate::StreamerOptions::copies_per_frame`] where set; the first
+    /// [`crate::streamer::StreamerOptions::upload_bytes_per_frame`] and
+    /// [`crate::streamer::StreamerOptions::uploads_per_frame`], and by
+    /// [`crate::streamer::StreamerOptions::copies_per_frame`] where set; the first
     /// shrink of an update always goes). Meanwhile the books stay above the
     /// budget by what is still to shrink, and the next updates give back
     /// and grow nothing.
     pub cut_paced: bool,
     /// When the update returned: bytes mipstream released that the GPU may
-    /// still hold ([`crate::Streamer::retiring_bytes`]).
+    /// still hold ([`crate::streamer::Streamer::retiring_bytes`]).
     pub retiring_bytes: u64,
     /// When the update returned: held and retiring together, what the
-    /// budget limits ([`crate::Streamer::gpu_bytes`]).
+    /// budget limits ([`crate::streamer::Streamer::gpu_bytes`]).
     pub gpu_bytes: u64,
     /// Times this update blocked until the GPU was idle: 0 with
-    /// [`crate::StreamerOptions::count_retiring`] (without it, a forced
+    /// [`crate::streamer::StreamerOptions::count_retiring`] (without it, a forced
     /// shrink's staging over the budget is waited for).
     pub gpu_waits: u32,
     /// Levels uploaded.
@@ -294,7 +294,7 @@ pub struct FrameStats {
     /// Texture levels written, each one copy command the frame's submit
     /// carries: every level of each texture built or shrunk (uploaded, or
     /// copied on the GPU from its old copy), and one per mesh LOD swapped
-    /// in. What [`crate::StreamerOptions::copies_per_frame`] caps.
+    /// in. What [`crate::streamer::StreamerOptions::copies_per_frame`] caps.
     pub copies: u32,
     /// Texture views that changed (bind groups to rebuild).
     pub rebinds: u32,
@@ -313,7 +313,7 @@ pub struct FrameStats {
     /// Of that, the plan's (the planner's pass over objects and textures,
     /// its fit and certificate); the rest is draining loads, requesting and
     /// carrying out the frame's GPU work. With the plan on the planner thread
-    /// ([`crate::StreamerOptions::plan_thread`]), only what the render
+    /// ([`crate::streamer::StreamerOptions::plan_thread`]), only what the render
     /// thread spent on it: taking the finished plan and handing the next
     /// one its inputs (it never waits for the planner thread).
     pub plan_time: Duration,
@@ -323,16 +323,16 @@ pub struct FrameStats {
     /// hands the commands over.
     pub submit_time: Duration,
     /// With the plan on the planner thread
-    /// ([`crate::StreamerOptions::plan_thread`]), that thread's time on the
+    /// ([`crate::streamer::StreamerOptions::plan_thread`]), that thread's time on the
     /// plan finished for this frame (zero otherwise, and on a frame that
     /// carried out the last plan again).
     pub plan_worker_time: Duration,
     /// Updates since the inputs of the plan this frame carried out were
     /// taken: 0 for a plan made inside `update`; on the planner thread
-    /// ([`crate::StreamerOptions::plan_thread`]) 1, or more while the
+    /// ([`crate::streamer::StreamerOptions::plan_thread`]) 1, or more while the
     /// planner thread is still busy with the next.
     pub plan_age: u64,
-    /// Views `update` skipped because they fail [`crate::View::validate`]
+    /// Views `update` skipped because they fail [`crate::plan::View::validate`]
     /// (zero viewport, non-finite numbers); the report's `warnings` say why.
     pub rejected_views: u32,
     /// The total visible error of the budget fit's plan this frame
@@ -510,7 +510,7 @@ fn state_text(state: &ResidencyState) -> String {
     }
 }
 
-/// A broken invariant, found by [`crate::Streamer::check_invariants`].
+/// A broken invariant, found by [`crate::streamer::Streamer::check_invariants`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InvariantViolation {

@@ -28,7 +28,7 @@ impl Streamer {
     /// the next update on (it is asked every 60 updates, and on this call).
     /// For tests and `mipstream gpu-check` on drivers without
     /// `VK_EXT_memory_budget` (lavapipe): a stand-in heap whose usage follows
-    /// wgpu's counters lets [`crate::Budget::Auto`] fall when something else
+    /// wgpu's counters lets [`crate::streamer::Budget::Auto`] fall when something else
     /// allocates.
     #[doc(hidden)]
     pub fn inject_driver_budget(

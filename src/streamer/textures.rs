@@ -10,57 +10,21 @@
 
 use super::load_state::{why_below, Below, LoadState};
 use super::prepare::{layout, Layout, PreparedTexture};
-use super::work::TextureFacts;
+use super::work::{Geometry, TextureFacts};
 use super::{
     BelowReason, LossSource, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport,
     Totals,
 };
-use crate::container::mip_extent;
-use crate::gpu::books::Shape;
+use crate::container::TextureFile;
+use crate::format::TargetFormat;
 use crate::gpu::GpuTexture;
 use crate::ids::TextureId;
 use crate::kinds::{TextureClass, Tier};
 use crate::plan::{Limit, PlanTexture, ResidentState, TexturePlan};
 use crate::transcode::{ChannelLayout, LevelImage, Output, TargetChoice, TranscodeOptions};
 use crate::worker::{LoadKey, LoadRequest};
-use crate::TargetFormat;
-use crate::TextureFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
-
-/// A texture's dimensions and the format of each tier: the [`Shape`] of
-/// any range of its levels, on the CPU.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Geometry {
-    pub(crate) width: u32,
-    pub(crate) height: u32,
-    /// Images per level (array layers, cube faces).
-    pub(crate) layers: u32,
-    /// Levels in the file.
-    pub(crate) levels: u32,
-    /// The GPU format of the full and the compact tier.
-    pub(crate) formats: [wgpu::TextureFormat; 2],
-}
-
-impl Geometry {
-    /// The shape of a texture holding levels `first..` in `tier`.
-    pub(crate) fn shape(&self, first: u32, tier: Tier) -> Shape {
-        Shape {
-            format: self.formats[tier_index(tier)],
-            width: mip_extent(self.width, first),
-            height: mip_extent(self.height, first),
-            mips: self.levels - first,
-            layers: self.layers,
-        }
-    }
-}
-
-pub(super) fn tier_index(t: Tier) -> usize {
-    match t {
-        Tier::Full => 0,
-        Tier::Compact => 1,
-    }
-}
 
 /// One registered texture.
 #[derive(Debug)]
@@ -414,9 +378,9 @@ impl Streamer {
         self.planner.get().remove_texture(id.index());
         self.planner.note_loss(id.index());
         self.slots.free(id.index());
-        let affected: Vec<crate::ObjectId> = self
+        let affected: Vec<crate::ids::ObjectId> = self
             .objects
-            .iter::<crate::ObjectId>()
+            .iter::<crate::ids::ObjectId>()
             .filter(|(_, o)| o.desc.textures.iter().any(|(t, _)| *t == id))
             .map(|(o, _)| o)
             .collect();

@@ -34,7 +34,6 @@
 //!    wait for room the plan does not leave asks later plans for headroom.
 //!    After an out-of-memory event growth pauses.
 
-use super::textures::Geometry;
 use super::BelowReason;
 use crate::gpu::books::Books;
 use crate::ids::{MeshId, TextureId};
@@ -43,7 +42,10 @@ use crate::plan::{MeshPlan, TexturePlan};
 use crate::transcode::LevelImage;
 use std::collections::BTreeMap;
 
+mod geometry;
 mod meshes;
+
+pub(crate) use geometry::Geometry;
 use meshes::grow_mesh;
 pub(crate) use meshes::{drop_meshes_further, shrink_meshes};
 
@@ -57,7 +59,7 @@ pub(crate) struct UploadRoom {
     cap: (u64, u32),
     /// Texture levels the frame may still write, each one copy command
     /// (uploaded, or copied on the GPU from a texture's old copy), and
-    /// whether any was ([`crate::StreamerOptions::copies_per_frame`]).
+    /// whether any was ([`crate::streamer::StreamerOptions::copies_per_frame`]).
     copies: u32,
     copied: bool,
 }
@@ -182,7 +184,7 @@ pub(crate) struct Context {
     /// what is held is within the plan).
     pub(crate) plan_bytes: u64,
     /// Texture shrinks the frame may still carry out while the books are
-    /// within the budget ([`crate::StreamerOptions::shrinks_per_frame`];
+    /// within the budget ([`crate::streamer::StreamerOptions::shrinks_per_frame`];
     /// `u32::MAX`: no limit). A shrink the budget forces is never held
     /// back, and counts too.
     pub(crate) shrinks_left: u32,
@@ -210,7 +212,7 @@ impl Context {
     /// levels uploaded again from their CPU copies, on backends without GPU
     /// copies of the format) or its `copies` levels would pass the update's
     /// room. GPU copies alone are not held back unless the copies are capped
-    /// ([`crate::StreamerOptions::copies_per_frame`]): recording them costs
+    /// ([`crate::streamer::StreamerOptions::copies_per_frame`]): recording them costs
     /// the render thread microseconds. The textures freeing the most go
     /// first, so a cut gives most back in its first update.
     pub(crate) fn paced(&mut self, room: &UploadRoom, reupload: u64, copies: u32) -> bool {

@@ -15,6 +15,7 @@
 //! per-block conversion without the index vector. The output is `basisu`'s
 //! byte for byte (tested against it on the shared data's ETC1S files), so the
 //! Khronos conformance goldens still hold.
+use super::bc7_m5::{bc7_m5_hi, bc7_m5_lo};
 use super::etc1s_chroma;
 use basisu::basislz::amf::ApproxMoveToFront;
 use basisu::basislz::astc_tables::{selector_range_index, SELECTOR_MAPPINGS};
@@ -261,26 +262,6 @@ fn mapping_bytes() -> &'static [[u8; 256]; 10] {
         }
         t
     })
-}
-
-/// BC7 mode 5's first 64 bits for opaque RGB endpoints `(r0, r1, g0, g1,
-/// b0, b1)`, 7 bits each: mode 5, no rotation, alpha endpoints 255.
-#[inline]
-pub(super) fn bc7_m5_lo(e: [u32; 6]) -> u64 {
-    let mut v = 32u64; // mode 5: bit 5 of the 6-bit mode field
-    for (i, c) in e.iter().enumerate() {
-        v |= (*c as u64 & 127) << (8 + 7 * i);
-    }
-    v | 255 << 50 | 63 << 58
-}
-
-/// BC7 mode 5's last 64 bits from a 16-texel selector word (texel `i` at
-/// bits `2i`, texel 0's high bit clear): the alpha endpoint's last 2 bits
-/// (3), then the colour indices with the anchor's single bit; alpha indices 0.
-#[inline]
-pub(super) fn bc7_m5_hi(word: u32) -> u64 {
-    let bits = (word & 1) | ((word >> 2) << 1);
-    3 | (bits as u64) << 2
 }
 
 /// What a slice's BC7 blocks share: per (endpoint, selector range) the

@@ -19,7 +19,7 @@
 //! below, and against `basisu` on every ETC1S file of the shared data).
 // Texel loops index several arrays (channels, lanes) by the same texel.
 #![allow(clippy::needless_range_loop)]
-use super::etc1s::{bc7_m5_hi, bc7_m5_lo};
+use super::bc7_m5::{bc7_m5_hi, bc7_m5_lo};
 use basisu::basislz::etc1s::Endpoint;
 use basisu::tables::bc7_m5_equals_1::G_BC7_M5_EQUALS_1;
 

@@ -450,10 +450,9 @@ fn cook_texture(
         ..CookOptions::default()
     };
     if bytes.starts_with(&crate::container::KTX2_MAGIC) {
-        let file = crate::TextureFile::open(std::sync::Arc::new(crate::MemorySource::new(
-            &label,
-            bytes.to_vec(),
-        )))
+        let file = crate::container::TextureFile::open(std::sync::Arc::new(
+            crate::source::MemorySource::new(&label, bytes.to_vec()),
+        ))
         .map_err(|e| image_err(format!("a KTX2 image that does not open: {e}")))?;
         let info = file.info();
         let uncompressed = match info.payload {

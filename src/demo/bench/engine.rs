@@ -6,8 +6,8 @@
 //! texture once, each over its own cell of a grid that tiles the target
 //! (so the frame's GPU cost follows the target's pixels).
 
+use crate::streamer::Streamer;
 use crate::streamer::TextureId;
-use crate::Streamer;
 use std::collections::BTreeMap;
 
 /// The engine (see the module docs).

@@ -22,7 +22,7 @@ use crate::container::TextureFile;
 use crate::demo::scene::BuiltinScene;
 use crate::gpu::{self, memory};
 use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
-use crate::{Streamer, View};
+use crate::{plan::View, streamer::Streamer};
 use glam::{UVec2, Vec3};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

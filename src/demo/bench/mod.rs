@@ -66,7 +66,7 @@ use crate::demo::gltf_scene::SceneLoadError;
 use crate::demo::scene::BuiltinScene;
 use crate::demo::source::{SceneSource, SourceError};
 use crate::streamer::{InvariantViolation, StreamerError, StreamerOptions};
-use crate::{gpu, Streamer};
+use crate::{gpu, streamer::Streamer};
 use glam::UVec2;
 use image::RgbaImage;
 use std::collections::HashMap;

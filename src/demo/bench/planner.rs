@@ -3,8 +3,8 @@
 //! BC7-sized textures (256 to 2048 texels, with a half-size compact tier),
 //! re-planned every frame while the camera moves.
 
+use crate::kinds::Tier;
 use crate::plan::{PlanTexture, Planner, View};
-use crate::Tier;
 use glam::{UVec2, Vec3};
 use std::time::Instant;
 

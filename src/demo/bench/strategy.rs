@@ -10,7 +10,7 @@ use crate::demo::render_mesh::{MeshRenderer, BACKGROUND};
 use crate::demo::source::PreparedScene;
 use crate::plan::Policy;
 use crate::streamer::{Budget, StreamerOptions};
-use crate::{gpu, Streamer, TextureId};
+use crate::{gpu, ids::TextureId, streamer::Streamer};
 use glam::UVec2;
 use image::RgbaImage;
 use std::collections::HashMap;
@@ -92,7 +92,7 @@ impl Registered {
         g: &gpu::HeadlessGpu,
         target: &wgpu::TextureView,
         size: UVec2,
-        view: &crate::View,
+        view: &crate::plan::View,
         streamer: &Streamer,
     ) {
         match self {
@@ -120,7 +120,7 @@ impl Registered {
         g: &gpu::HeadlessGpu,
         target: &wgpu::TextureView,
         size: UVec2,
-        view: &crate::View,
+        view: &crate::plan::View,
         streamer: &Streamer,
     ) -> bool {
         let Registered::Boxes(boxes, r) = self else {
@@ -229,7 +229,7 @@ fn trace_frame(
                 t.wanted,
                 t.planned,
                 t.resident,
-                t.tier == crate::Tier::Compact,
+                t.tier == crate::kinds::Tier::Compact,
                 t.bytes,
                 t.coverage,
                 pixels,

@@ -24,7 +24,7 @@
 
 use crate::container::Payload;
 use crate::transcode::{transcode_level, Output, TranscodeOptions, UastcTranscoder};
-use crate::{MemorySource, TargetFormat, TextureFile};
+use crate::{container::TextureFile, format::TargetFormat, source::MemorySource};
 use basis_universal::{
     BasisTextureFormat, Compressor, CompressorParams, TranscodeParameters, Transcoder,
     TranscoderTextureFormat as Tf,

@@ -21,7 +21,7 @@ use super::update::spread;
 use crate::container::TextureFile;
 use crate::gpu;
 use crate::streamer::{Budget, FrameStats, ObjectDesc, StreamerOptions, TextureDesc};
-use crate::{Streamer, View};
+use crate::{plan::View, streamer::Streamer};
 use glam::{UVec2, Vec3};
 use std::path::PathBuf;
 use std::time::Duration;

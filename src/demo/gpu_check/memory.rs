@@ -9,7 +9,7 @@ use crate::demo::bench::frame::view;
 use crate::gpu::memory::{self, DriverBudget, HeapBudget};
 use crate::gpu::HeadlessGpu;
 use crate::streamer::{Budget, ObjectDesc, StreamerOptions, TextureDesc};
-use crate::{Streamer, TextureFile};
+use crate::{container::TextureFile, streamer::Streamer};
 use glam::{UVec2, Vec3};
 
 /// One moment's four counts, less what the engine held before mipstream.

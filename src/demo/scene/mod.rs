@@ -17,7 +17,7 @@ pub use grid::grid_mesh;
 pub use path::{CameraPath, CameraTrack, PathPoint, Segment, TrackKey};
 
 use crate::streamer::{ObjectDesc, StreamerError, TextureDesc};
-use crate::{Streamer, TextureClass, TextureFile, TextureId};
+use crate::{container::TextureFile, ids::TextureId, kinds::TextureClass, streamer::Streamer};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,12 @@
 //! `mipstream soak`: hours of abuse in minutes, with nothing lost and nothing
 //! over budget.
 //!
-//! [`run`] drives a [`Streamer`](crate::Streamer) over a scene with random camera teleports and
+//! [`run`] drives a [`Streamer`](crate::streamer::Streamer) over a scene with random camera teleports and
 //! flights, random budget changes (down to a few MiB and back up), objects
 //! added and removed, textures removed and registered again, and the chosen
 //! faults ([`crate::fault`]): failing, short and slow reads, failing
 //! transcodes, GPU allocations refused as out-of-memory. After every frame it
-//! checks [`Streamer::check_invariants`](crate::Streamer::check_invariants) and the budget. Nothing is rendered:
+//! checks [`Streamer::check_invariants`](crate::streamer::Streamer::check_invariants) and the budget. Nothing is rendered:
 //! the streamer's work (plans, loads, GPU copies and uploads) is what is under
 //! test, so a frame is cheap and a soak can run tens of thousands of them.
 //!

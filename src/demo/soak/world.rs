@@ -7,7 +7,7 @@ use crate::fault::{Faults, FaultySource};
 use crate::mesh::MeshFile;
 use crate::plan::View;
 use crate::streamer::{MeshDesc, MeshId, ObjectDesc, Streamer, TextureDesc, TextureId};
-use crate::{FileSource, TextureFile};
+use crate::{container::TextureFile, source::FileSource};
 use glam::{UVec2, Vec3};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,7 +81,7 @@ impl Camera {
 /// One registered texture of the soak, by scene index.
 pub(super) struct Slot {
     pub(super) path: PathBuf,
-    pub(super) class: crate::TextureClass,
+    pub(super) class: crate::kinds::TextureClass,
     pub(super) id: Option<TextureId>,
 }
 
@@ -92,7 +92,7 @@ pub(super) fn register(
     faults: Option<&Arc<Faults>>,
 ) -> Result<TextureId, String> {
     let source = FileSource::open(&slot.path).map_err(|e| e.to_string())?;
-    let source: Arc<dyn crate::ByteSource> = match faults {
+    let source: Arc<dyn crate::source::ByteSource> = match faults {
         Some(f) => Arc::new(FaultySource::new(Arc::new(source), f.clone())),
         None => Arc::new(source),
     };
@@ -163,7 +163,7 @@ pub(super) fn register_mesh(
     faults: Option<&Arc<Faults>>,
 ) -> Result<MeshId, String> {
     let source = FileSource::open(path).map_err(|e| e.to_string())?;
-    let source: Arc<dyn crate::ByteSource> = match faults {
+    let source: Arc<dyn crate::source::ByteSource> = match faults {
         Some(f) => Arc::new(FaultySource::new(Arc::new(source), f.clone())),
         None => Arc::new(source),
     };

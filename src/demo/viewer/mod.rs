@@ -46,7 +46,7 @@ use crate::demo::source::PreparedScene;
 use crate::gpu;
 use crate::plan::View;
 use crate::streamer::{Budget, ResidencyReport, StreamerOptions};
-use crate::{Streamer, TextureId};
+use crate::{ids::TextureId, streamer::Streamer};
 use glam::{UVec2, Vec3};
 use std::collections::VecDeque;
 use std::fmt;
@@ -630,7 +630,7 @@ impl Viewer {
     }
 
     /// The camera the scene is drawn from now (the path's, or the fly camera).
-    fn current_view(&self) -> crate::View {
+    fn current_view(&self) -> crate::plan::View {
         let size = self.scene_size();
         if self.settings.play_path {
             self.scene.path.view(self.path_time, size)

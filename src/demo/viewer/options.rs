@@ -6,8 +6,8 @@ use crate::demo::scene::BuiltinScene;
 use crate::demo::source::{SceneSource, SourceError};
 use crate::gpu::memory::human_bytes;
 use crate::gpu::{GpuInitError, ReadbackError};
+use crate::ids::TextureId;
 use crate::streamer::{InvariantViolation, StreamerError};
-use crate::TextureId;
 use glam::UVec2;
 use std::fmt;
 use std::path::PathBuf;
@@ -123,7 +123,7 @@ pub struct ViewerOptions {
     /// 0: swaps pop). Default: 8.
     pub cross_fade_frames: u32,
     /// Lockstep: every frame waits for the loads its streamers asked for
-    /// ([`crate::Streamer::finish_loads`]), so a run does not depend on the
+    /// ([`crate::streamer::Streamer::finish_loads`]), so a run does not depend on the
     /// machine's speed (render tests, comparisons). Default: off.
     pub lockstep: bool,
     /// Set the budget to this fraction of the camera path's working set at

@@ -1,4 +1,4 @@
-//! The frame's copies ([`crate::StreamerOptions::copies_per_frame`]): every
+//! The frame's copies ([`crate::streamer::StreamerOptions::copies_per_frame`]): every
 //! level of a texture built or shrunk is one copy command, kept levels
 //! included; a frame's first write always goes, and so does a frame's
 //! first shrink the budget forces (the rest of a cut follows at that pace).
