@@ -19,6 +19,7 @@ use crate::container::{Channels, Payload, RawLevel, TextureFile, TextureInfo};
 use crate::format::{Expand, PlainFormat, TargetFormat};
 pub use crate::kinds::{TextureClass, Tier};
 use std::fmt;
+use std::sync::Arc;
 
 /// How the channels of the uploaded texture should be read by a shader.
 ///
@@ -173,6 +174,17 @@ pub enum TranscodeError {
 /// output is refused before it is allocated.
 pub const MAX_LEVEL_BYTES: u64 = 1 << 30;
 
+/// A level's texels in a GPU buffer of their own (unmapped, ready to be
+/// copied from), put into [`LevelImage::staged`] by the stage that made it
+/// (the loaders' staging on the GPU side), which keeps its own accounting:
+/// the transcoder sees only this.
+pub trait StagedBuffer: Send + Sync + fmt::Debug {
+    /// The buffer: the level's rows at offset 0, at its image's pitch.
+    fn buffer(&self) -> &wgpu::Buffer;
+    /// Bytes of texels it holds.
+    fn bytes(&self) -> u64;
+}
+
 /// Upload-ready texels of one mip level: every image (layer x face) of the level.
 #[derive(Clone)]
 pub struct LevelImage {
@@ -192,9 +204,10 @@ pub struct LevelImage {
     pub rows_per_image: u32,
     /// The texels (empty once they are in `staged`).
     pub data: Vec<u8>,
-    /// The texels, moved into a staging buffer by a loader thread
-    /// (`crate::gpu::staging`); `None` for texels in `data`.
-    pub staged: Option<crate::gpu::staging::StagedLevel>,
+    /// The texels, moved into a GPU buffer of their own by a later stage (a
+    /// loader thread's staging); `None` for texels in `data`. The
+    /// transcoder never makes one, it only carries it.
+    pub staged: Option<Arc<dyn StagedBuffer>>,
 }
 
 impl fmt::Debug for LevelImage {

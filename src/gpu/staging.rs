@@ -4,7 +4,7 @@
 //! With [`crate::streamer::StreamerOptions::loader_staging_bytes`] set, a
 //! loader thread that has transcoded a level moves its texels into a
 //! `MAP_WRITE | COPY_SRC` buffer of the level's own, created mapped, and
-//! unmaps it: the level then travels as a [`StagedLevel`] instead of a
+//! unmaps it: the level then travels as a [`StagedBuffer`] instead of a
 //! `Vec<u8>`, and the render thread's upload is one
 //! `copy_buffer_to_texture` (no `Queue::write_texture`, which copies every
 //! byte on the calling thread).
@@ -26,7 +26,7 @@
 //! (GL, compressed formats) or whose buffer cannot be created stays in CPU
 //! memory and is uploaded as before.
 
-use crate::transcode::LevelImage;
+use crate::transcode::{LevelImage, StagedBuffer};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -87,12 +87,9 @@ impl StagingReserve {
     }
 }
 
-/// A level's texels in a staging buffer of their own (unmapped, ready to be
-/// copied from). Cloning shares the buffer; its reserve bytes come back when
-/// the last clone is dropped.
-#[derive(Clone)]
-pub struct StagedLevel(Arc<Staged>);
-
+/// A level's texels in a staging buffer of their own: what
+/// [`LevelImage::staged`] holds. Its reserve bytes come back when the last
+/// clone of the `Arc` is dropped.
 struct Staged {
     buffer: wgpu::Buffer,
     bytes: u64,
@@ -105,22 +102,20 @@ impl Drop for Staged {
     }
 }
 
-impl StagedLevel {
-    /// The buffer (the level's rows at offset 0, at its image's pitch).
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        &self.0.buffer
+impl StagedBuffer for Staged {
+    fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
     }
 
-    /// Bytes of texels it holds.
-    pub fn bytes(&self) -> u64 {
-        self.0.bytes
+    fn bytes(&self) -> u64 {
+        self.bytes
     }
 }
 
-impl fmt::Debug for StagedLevel {
+impl fmt::Debug for Staged {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StagedLevel")
-            .field("bytes", &self.0.bytes)
+        f.debug_struct("Staged")
+            .field("bytes", &self.bytes)
             .finish()
     }
 }
@@ -206,7 +201,7 @@ impl LoaderStaging {
         }
         staged.buffer.unmap();
         img.data = Vec::new();
-        img.staged = Some(StagedLevel(Arc::new(staged)));
+        img.staged = Some(Arc::new(staged));
         (img, false)
     }
 }

@@ -28,11 +28,11 @@
 
 pub(crate) use super::books::Shape;
 use super::books::{Books, Pool, Pooled};
-use super::staging::{StagedLevel, StagingReserve};
+use super::staging::StagingReserve;
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
 use crate::mesh::MeshLod;
-use crate::transcode::LevelImage;
+use crate::transcode::{LevelImage, StagedBuffer};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -125,7 +125,7 @@ pub(crate) struct GpuStore {
     reserve: Arc<StagingReserve>,
     /// Loader-staged levels copied from since the last submit: kept until
     /// the GPU has finished that submission.
-    unsubmitted_staged: Vec<StagedLevel>,
+    unsubmitted_staged: Vec<Arc<dyn StagedBuffer>>,
     inject_oom: u32,
     faults: Option<Arc<Faults>>,
     live_textures: u64,

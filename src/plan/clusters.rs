@@ -24,8 +24,8 @@
 //! (a cluster only ever errs towards being evaluated). Skipping is exact:
 //! the tests check the clustered pass against evaluating every object.
 
-use super::density::{Binding, Bounds, Pass, TextureNeedSum, ViewTerms};
-use super::{ObjectSlot, Planner, Policy, View};
+use super::terms::{fast_log2, Binding, Bounds};
+use super::{ObjectSlot, Planner};
 use glam::Vec3;
 
 /// Objects per cluster (and per chunk of the per-object pass).
@@ -76,7 +76,7 @@ impl Cluster {
             .fold(f32::INFINITY, f32::min);
         // the per-object pass's finest term, at the cluster's nearest point
         // (no object is nearer; its off-screen bias only adds)
-        let term = 0.5 * super::density::fast_log2(d2.max(near_squared)) - log2_k;
+        let term = 0.5 * fast_log2(d2.max(near_squared)) - log2_k;
         // (an infinite margin: every object counts, even in a cluster with
         // no binding)
         margin == f32::INFINITY || term < self.reach + margin + SKIP_SLACK
@@ -228,48 +228,6 @@ impl Layout {
     }
 }
 
-impl Planner {
-    /// Every texture's needs from the objects and `views`, into `sums`.
-    pub(super) fn densities(&mut self, views: &[View]) {
-        let n = self.textures.len();
-        self.sums.clear();
-        self.sums.resize(n + 1, TextureNeedSum::default());
-        let terms: Vec<ViewTerms> = views
-            .iter()
-            .map(|v| ViewTerms::new(v, self.options.look_ahead_s))
-            .collect();
-        // the fixed rules see every object, as their engines do (Unreal's
-        // pool ranks textures by when anything last drew them, however far)
-        let margin = if self.policy == Policy::Budget {
-            1.0 + self.options.hysteresis - self.options.lod_bias
-        } else {
-            f32::INFINITY
-        };
-        self.tails.clear();
-        self.tails.push(f32::NEG_INFINITY);
-        let tails = self.textures.iter();
-        let tails = tails.map(|t| t.map_or(f32::NEG_INFINITY, |t| t.tail_level as f32));
-        self.tails.extend(tails);
-        let (objects, bindings) = (&self.objects[..], &self.bindings[..]);
-        if self.layout.maintain(objects, bindings, &self.tails) {
-            self.compact_bindings();
-        }
-        let (objects, bindings) = (&self.objects[..], &self.bindings[..]);
-        self.cutoff.clear();
-        self.cutoff.extend(self.tails.iter().map(|t| t + margin));
-        self.cutoff[0] = f32::INFINITY;
-        let pass = Pass {
-            views: &terms,
-            layout: &self.layout,
-            objects,
-            bindings,
-            cutoff: &self.cutoff,
-            margin,
-        };
-        self.object_terms.accumulate(&pass, &mut self.sums);
-    }
-}
-
 /// Orders `items` (slot, centre, half extents) so that every run of
 /// [`CLUSTER_SIZE`] is a compact part: the longest axis of the centres'
 /// box halved, at a multiple of the cluster size, until parts fit.
@@ -368,7 +326,7 @@ impl Planner {
 
     /// Packs the live objects' bindings in layout order (the per-object
     /// pass reads them in that order).
-    fn compact_bindings(&mut self) {
+    pub(super) fn compact_bindings(&mut self) {
         let mut packed = Vec::with_capacity(self.bindings.len() - self.garbage);
         let objects = self.layout.slot.iter().map(|&s| s as usize);
         for slot in objects {
@@ -388,9 +346,10 @@ impl Planner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::density::ObjectTerms;
+    use crate::plan::density::{ObjectTerms, Pass, TextureNeedSum, ViewTerms};
     use crate::plan::tests::texture;
     use crate::plan::PlannerOptions;
+    use crate::plan::View;
     use glam::UVec2;
     use proptest::prelude::*;
 

@@ -29,32 +29,15 @@
 
 use super::clusters::Layout;
 use super::coverage::{box_screen_area, REFINE_SHARE};
+use super::terms::{fast_log2, Binding, Bounds};
 use super::view::View;
+use super::{Planner, Policy};
 use glam::{Mat4, Vec3, Vec4};
 
 /// Mips added to the lod of an object outside every view's frustum.
 pub(crate) const OFFSCREEN_LOD_BIAS: f32 = 2.0;
 /// Coverage multiplier for an object outside every view's frustum.
 pub(crate) const OFFSCREEN_COVERAGE: f32 = 0.1;
-
-/// One texture used by one object.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Binding {
-    /// Planner texture slot plus one; 0 is a sink that dead bindings feed,
-    /// so the scatter needs no branch for them.
-    pub(crate) sum: u32,
-    /// The object slot.
-    pub(crate) object: u32,
-    /// `log2(texture size) - log2(world units per UV unit)`.
-    pub(crate) lod_offset: f32,
-}
-
-impl Binding {
-    /// Marks the binding dead: it feeds the sink from now on.
-    pub(crate) fn kill(&mut self) {
-        self.sum = 0;
-    }
-}
 
 /// Per-view constants, computed once per plan.
 pub(crate) struct ViewTerms {
@@ -105,56 +88,6 @@ impl ViewTerms {
             max_coverage: view.viewport.x as f32 * view.viewport.y as f32,
             near_squared: 0.05 * 0.05,
         }
-    }
-}
-
-/// Object bounds as structure-of-arrays, indexed by object slot, so the
-/// per-view loop runs over plain `f32` lanes and vectorises.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Bounds {
-    cx: Vec<f32>,
-    cy: Vec<f32>,
-    cz: Vec<f32>,
-    hx: Vec<f32>,
-    hy: Vec<f32>,
-    hz: Vec<f32>,
-    radius: Vec<f32>,
-}
-
-impl Bounds {
-    /// Grows to `len` slots; new slots are empty points at the origin.
-    pub(crate) fn resize(&mut self, len: usize) {
-        for v in [
-            &mut self.cx,
-            &mut self.cy,
-            &mut self.cz,
-            &mut self.hx,
-            &mut self.hy,
-            &mut self.hz,
-            &mut self.radius,
-        ] {
-            v.resize(len, 0.0);
-        }
-    }
-
-    /// The box in slot `i`: centre and half extents.
-    pub(crate) fn get(&self, i: usize) -> (Vec3, Vec3) {
-        (
-            Vec3::new(self.cx[i], self.cy[i], self.cz[i]),
-            Vec3::new(self.hx[i], self.hy[i], self.hz[i]),
-        )
-    }
-
-    /// Sets slot `i` to the box `center +- half`.
-    pub(crate) fn set(&mut self, i: usize, center: Vec3, half: Vec3) {
-        let half = half.abs();
-        self.cx[i] = center.x;
-        self.cy[i] = center.y;
-        self.cz[i] = center.z;
-        self.hx[i] = half.x;
-        self.hy[i] = half.y;
-        self.hz[i] = half.z;
-        self.radius[i] = half.length();
     }
 }
 
@@ -532,16 +465,6 @@ fn plane_margin(planes: &[Vec4; 6], x: f32, y: f32, z: f32) -> f32 {
     m
 }
 
-/// Fast `log2` for positive normal floats, within 0.01 of the exact value.
-#[inline(always)]
-pub(crate) fn fast_log2(x: f32) -> f32 {
-    let bits = x.to_bits() as i32;
-    let exp = ((bits >> 23) & 0xff) as f32 - 127.0;
-    let m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f80_0000) as u32); // [1, 2)
-                                                                         // quadratic fit of log2(m) on [1, 2)
-    exp + (-0.344_845 * m + 2.024_658) * m - 1.674_873
-}
-
 /// `2^x` within 1e-8 relative of the exact value, without a libm call; `x`
 /// is clamped to +-1000.
 #[inline]
@@ -589,6 +512,48 @@ impl Default for TextureNeedSum {
             coverage: 0.0,
             lod_sum: 0.0,
         }
+    }
+}
+
+impl Planner {
+    /// Every texture's needs from the objects and `views`, into `sums`.
+    pub(super) fn densities(&mut self, views: &[View]) {
+        let n = self.textures.len();
+        self.sums.clear();
+        self.sums.resize(n + 1, TextureNeedSum::default());
+        let terms: Vec<ViewTerms> = views
+            .iter()
+            .map(|v| ViewTerms::new(v, self.options.look_ahead_s))
+            .collect();
+        // the fixed rules see every object, as their engines do (Unreal's
+        // pool ranks textures by when anything last drew them, however far)
+        let margin = if self.policy == Policy::Budget {
+            1.0 + self.options.hysteresis - self.options.lod_bias
+        } else {
+            f32::INFINITY
+        };
+        self.tails.clear();
+        self.tails.push(f32::NEG_INFINITY);
+        let tails = self.textures.iter();
+        let tails = tails.map(|t| t.map_or(f32::NEG_INFINITY, |t| t.tail_level as f32));
+        self.tails.extend(tails);
+        let (objects, bindings) = (&self.objects[..], &self.bindings[..]);
+        if self.layout.maintain(objects, bindings, &self.tails) {
+            self.compact_bindings();
+        }
+        let (objects, bindings) = (&self.objects[..], &self.bindings[..]);
+        self.cutoff.clear();
+        self.cutoff.extend(self.tails.iter().map(|t| t + margin));
+        self.cutoff[0] = f32::INFINITY;
+        let pass = Pass {
+            views: &terms,
+            layout: &self.layout,
+            objects,
+            bindings,
+            cutoff: &self.cutoff,
+            margin,
+        };
+        self.object_terms.accumulate(&pass, &mut self.sums);
     }
 }
 

@@ -46,16 +46,18 @@ pub(crate) mod fit;
 mod floor;
 pub mod mesh;
 pub mod policy;
+mod terms;
 pub mod view;
 
 use crate::kinds::Tier;
 #[cfg(test)]
 use chains::Need;
 use chains::{Fixed, State};
-use density::{Binding, ObjectTerms, TextureNeedSum};
+use density::{ObjectTerms, TextureNeedSum};
 use fit::{Candidate, Fitter, Stickiness};
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
 pub use policy::Policy;
+use terms::Binding;
 pub use view::{Frustum, View, ViewError};
 
 /// Tunables of the planner, each with its default.
