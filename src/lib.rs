@@ -62,7 +62,10 @@ mod ids;
 pub mod kinds;
 pub mod loss;
 pub mod mesh;
+pub mod parallel;
 pub mod plan;
+#[cfg(feature = "scene-file")]
+pub mod scene;
 pub mod source;
 pub mod streamer;
 pub mod transcode;

@@ -9,8 +9,8 @@
 //!   runs over 800 lines;
 //! - the runtime blocks on the GPU only in `GpuStore::wait_idle`, which
 //!   counts its waits, and in the readback of a picture;
-//! - modules name each other in no cycle (but the known ones, listed with
-//!   why, which may only go), and nothing imports through the crate root.
+//! - modules name each other in no cycle (library and Bevy plugin), no
+//!   import runs up the layers, and nothing imports through the crate root.
 
 use std::path::{Path, PathBuf};
 
@@ -189,14 +189,6 @@ fn the_runtime_blocks_on_the_gpu_only_where_it_counts_the_wait() {
 #[path = "common/modgraph.rs"]
 mod modgraph;
 
-/// Cycles between modules not yet untied, each with why: the test fails on
-/// any other cycle, and on one of these once it is gone (take it off the
-/// list), so the list only shrinks.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    // the Bevy plugin's scene reading goes with the core's one scene reader
-    ("mipstream-bevy/src", &["objects", "scene", "scene_read"]),
-];
-
 #[test]
 fn modules_name_each_other_in_no_cycle_and_nothing_imports_through_the_crate_root() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -238,22 +230,13 @@ fn modules_name_each_other_in_no_cycle_and_nothing_imports_through_the_crate_roo
             }
         }
     }
-    let known: Vec<(&str, Vec<String>)> = KNOWN_CYCLES
-        .iter()
-        .map(|(src, c)| (*src, c.iter().map(|s| s.to_string()).collect()))
-        .collect();
-    let new: Vec<_> = found.iter().filter(|f| !known.contains(f)).collect();
-    assert!(new.is_empty(), "module cycles: {new:#?}");
-    let gone: Vec<_> = known.iter().filter(|k| !found.contains(k)).collect();
-    assert!(
-        gone.is_empty(),
-        "untied, take them off KNOWN_CYCLES: {gone:#?}"
-    );
+    assert!(found.is_empty(), "module cycles: {found:#?}");
 }
 
 /// The library's layers, lowest first (ARCHITECTURE.md): a module may name
 /// only modules of its own layer or below.
 const LAYERS: &[&str] = &[
+    "parallel",
     "source",
     "format",
     "container",
@@ -269,6 +252,7 @@ const LAYERS: &[&str] = &[
     "worker",
     "plan",
     "streamer",
+    "scene",
     "cook",
     "demo",
 ];

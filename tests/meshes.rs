@@ -626,6 +626,7 @@ fn the_viewer_shows_a_cooked_gltf_scene_headless() {
 #[test]
 fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
     use mipstream::demo::gltf_scene::SceneLoadError;
+    use mipstream::scene::SceneReadError;
     // the cooked helmet copied, its fourth mesh's coarsest LOD pointing
     // outside its vertices (the file opens; reading that LOD fails)
     let (out, file) = cooked_helmet();
@@ -645,7 +646,7 @@ fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
     let mut s = Streamer::new(&g.device, &g.queue);
     let e = StreamedScene::load(&mut s, &copy.join("scene.json")).unwrap_err();
     assert!(
-        matches!(&e, SceneLoadError::Mesh { path, .. } if *path == broken),
+        matches!(&e, SceneLoadError::Read(SceneReadError::Mesh { path, .. }) if *path == broken),
         "{e}"
     );
     assert!(e.to_string().contains("index"), "{e}");

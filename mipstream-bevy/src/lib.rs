@@ -86,7 +86,6 @@ mod loader;
 mod objects;
 mod render;
 mod scene;
-mod scene_read;
 mod views;
 
 pub use diagnostics::MipstreamDiagnostics;

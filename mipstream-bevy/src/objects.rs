@@ -241,28 +241,13 @@ pub(crate) fn uv_density(mesh: &Mesh) -> Option<f32> {
     let Some(VertexAttributeValues::Float32x2(uv)) = mesh.attribute(Mesh::ATTRIBUTE_UV_0) else {
         return None;
     };
-    let indices: Vec<usize> = match mesh.indices() {
-        Some(Indices::U16(i)) => i.iter().map(|&i| i as usize).collect(),
-        Some(Indices::U32(i)) => i.iter().map(|&i| i as usize).collect(),
-        None => (0..p.len()).collect(),
+    let indices: Vec<u32> = match mesh.indices() {
+        Some(Indices::U16(i)) => i.iter().map(|&i| i as u32).collect(),
+        Some(Indices::U32(i)) => i.clone(),
+        None => (0..p.len() as u32).collect(),
     };
-    triangle_density(p, uv, &indices)
-}
-
-/// The same for triangles given as positions, UVs and indices.
-pub(crate) fn triangle_density(p: &[[f32; 3]], uv: &[[f32; 2]], indices: &[usize]) -> Option<f32> {
-    let (mut area, mut uv_area) = (0.0f64, 0.0f64);
-    for tri in indices.chunks_exact(3) {
-        let [a, b, c] = [tri[0], tri[1], tri[2]];
-        if a.max(b).max(c) >= p.len().min(uv.len()) {
-            continue;
-        }
-        let (pa, pb, pc) = (Vec3::from(p[a]), Vec3::from(p[b]), Vec3::from(p[c]));
-        area += ((pb - pa).cross(pc - pa).length() * 0.5) as f64;
-        let (ua, ub, uc) = (Vec2::from(uv[a]), Vec2::from(uv[b]), Vec2::from(uv[c]));
-        uv_area += ((ub - ua).perp_dot(uc - ua).abs() * 0.5) as f64;
-    }
-    (area > 0.0 && uv_area > 0.0).then(|| (area / uv_area).sqrt() as f32)
+    let len = p.len().min(uv.len());
+    mipstream::mesh::units_per_uv(|i| p[i], |i| uv[i], len, &indices)
 }
 
 #[cfg(test)]

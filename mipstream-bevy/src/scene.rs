@@ -9,18 +9,20 @@
 //! draw, in the frame it changes.
 
 use crate::loader::{placeholder, ImageClass, StreamedImageSettings};
-use crate::scene_read;
 use crate::Mipstream;
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::NoAutoAabb;
 use bevy::ecs::system::SystemState;
+use bevy::image::{ImageAddressMode, ImageSampler, ImageSamplerDescriptor};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use mipstream::mesh::scene_file::{SceneFile, SceneFileError, SceneMaterial};
 use mipstream::mesh::{MeshError, MeshLod};
-use mipstream::streamer::{MeshEvent, PreparedMesh, PreparedTexture, StreamerError};
-use mipstream::{MeshId, OpenError, TextureClass, TextureDesc};
+use mipstream::scene::{self, MaterialSlot, ReadMesh, SceneReadError, SceneTexture};
+use mipstream::streamer::{MeshEvent, PreparedTexture, StreamerError};
+use mipstream::transcode::NormalLayout;
+use mipstream::{MeshId, OpenError, TextureClass, TextureDesc, TextureFile};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -69,6 +71,50 @@ pub enum SceneSpawnError {
     /// spawn scenes from `Startup` or later).
     #[error("no Mipstream resource: add MipstreamPlugin and spawn scenes from Startup or later")]
     NoPlugin,
+}
+
+impl From<SceneReadError> for SceneSpawnError {
+    fn from(e: SceneReadError) -> Self {
+        match e {
+            SceneReadError::Scene(e) => Self::Scene(e),
+            SceneReadError::Mesh { path, source } => Self::Mesh { path, source },
+            SceneReadError::Texture { path, source } => Self::Texture { path, source },
+            SceneReadError::Streamer { what, source } => Self::Streamer { what, source },
+        }
+    }
+}
+
+/// The image class a texture class streams as.
+fn image_class(class: TextureClass) -> ImageClass {
+    match class {
+        TextureClass::Color => ImageClass::Color,
+        TextureClass::Normal => ImageClass::Normal,
+        TextureClass::Data => ImageClass::Data,
+    }
+}
+
+/// How a scene's texture is shown: glTF's default sampler repeats (Bevy's
+/// clamps).
+fn image_settings(class: ImageClass) -> StreamedImageSettings {
+    StreamedImageSettings {
+        class,
+        sampler: ImageSampler::Descriptor(ImageSamplerDescriptor {
+            address_mode_u: ImageAddressMode::Repeat,
+            address_mode_v: ImageAddressMode::Repeat,
+            ..ImageSamplerDescriptor::linear()
+        }),
+        ..Default::default()
+    }
+}
+
+/// A scene texture as the plugin streams it: Bevy's normal maps keep red
+/// and green, labelled by file, at its image class's priority.
+fn texture_desc(file: TextureFile, t: &SceneTexture) -> TextureDesc {
+    TextureDesc::new(file)
+        .with_class(t.class)
+        .with_normal_layout(NormalLayout::RedGreen)
+        .with_label(t.file.display().to_string())
+        .with_priority(image_settings(image_class(t.class)).priority)
 }
 
 /// Spawns a cooked scene, as a command: `commands.queue(SpawnStreamedScene::new("scene.json"))`.
@@ -129,14 +175,15 @@ pub fn spawn_streamed_scene(
         .get_mut(world)
         .map_err(|_| SceneSpawnError::NoPlugin)?;
     // every file read (on every core) before anything registers
-    let read = scene_read::read(&file, dir, &ms.streamer.preparer());
+    let textures = scene::textures(&file, &MaterialSlot::ALL);
+    let read = scene::read(&file, dir, &textures, &ms.streamer.preparer(), texture_desc);
     let mut assets = SceneAssets {
         ms: &mut ms,
         images: &mut images,
         meshes: &mut meshes,
         materials: &mut materials,
         textures: HashMap::new(),
-        prepared: read.textures,
+        prepared: read.textures.into_iter().collect(),
     };
     let mut registered = Vec::new();
     let parts = assets.register(&file, dir, read.meshes, &mut registered);
@@ -174,7 +221,7 @@ struct SceneAssets<'a> {
     /// Images by file and class: materials sharing a file share one texture.
     textures: HashMap<(PathBuf, TextureClass), Handle<Image>>,
     /// The textures read before registration, taken as they register.
-    prepared: HashMap<scene_read::TextureKey, Result<PreparedTexture, SceneSpawnError>>,
+    prepared: HashMap<SceneTexture, Result<PreparedTexture, SceneReadError>>,
 }
 
 impl SceneAssets<'_> {
@@ -184,12 +231,12 @@ impl SceneAssets<'_> {
         &mut self,
         file: &SceneFile,
         dir: &Path,
-        read: Vec<Result<PreparedMesh, SceneSpawnError>>,
+        read: Vec<Result<ReadMesh, SceneReadError>>,
         registered: &mut Vec<MeshId>,
     ) -> Result<Parts, SceneSpawnError> {
         let mut meshes = Vec::new();
         for (m, prepared) in file.meshes.iter().zip(read) {
-            let prepared = prepared?;
+            let prepared = prepared?.prepared;
             let (lo, hi) = prepared.bounds();
             let aabb = Aabb::from_min_max(
                 Vec3::from_array(lo.to_array()),
@@ -229,22 +276,28 @@ impl SceneAssets<'_> {
     ) -> Result<Option<Handle<Image>>, SceneSpawnError> {
         let Some(file) = file else { return Ok(None) };
         let path = dir.join(file);
-        let texture_class = scene_read::texture_class(class);
-        if let Some(h) = self.textures.get(&(path.clone(), texture_class)) {
+        let key = SceneTexture {
+            file: file.clone(),
+            class: texture_class(class),
+        };
+        if let Some(h) = self.textures.get(&(path.clone(), key.class)) {
             return Ok(Some(h.clone()));
         }
-        let prepared = match self.prepared.remove(&(file.clone(), texture_class)) {
+        let prepared = match self.prepared.remove(&key) {
             Some(r) => r?,
-            None => scene_read::prepare_texture(dir, file, class, &self.ms.streamer.preparer())?,
+            None => {
+                let preparer = self.ms.streamer.preparer();
+                scene::prepare_texture(dir, &key, &preparer, texture_desc)?
+            }
         };
         let handle = self
             .ms
-            .stream_prepared_image(self.images, prepared, &scene_read::image_settings(class))
+            .stream_prepared_image(self.images, prepared, &image_settings(class))
             .map_err(|source| SceneSpawnError::Streamer {
                 what: file.display().to_string(),
                 source: Box::new(source),
             })?;
-        self.textures.insert((path, texture_class), handle.clone());
+        self.textures.insert((path, key.class), handle.clone());
         Ok(Some(handle))
     }
 
@@ -380,7 +433,7 @@ impl Mipstream {
                 MeshEvent::Upload { mesh, serial, data } => {
                     self.mesh_densities
                         .entry(mesh)
-                        .or_insert_with(|| units_per_uv(&data));
+                        .or_insert_with(|| data.units_per_uv());
                     self.mesh_lods.insert(serial, meshes.add(bevy_mesh(&data)));
                     self.mesh_uploads += 1;
                 }
@@ -424,14 +477,6 @@ fn bevy_mesh(data: &MeshLod) -> Mesh {
     .with_inserted_indices(Indices::U32(data.indices.clone()))
 }
 
-/// Mesh units per UV unit of a LOD's triangles.
-fn units_per_uv(data: &MeshLod) -> Option<f32> {
-    let p: Vec<[f32; 3]> = data.vertices.iter().map(|v| v.position).collect();
-    let uv: Vec<[f32; 2]> = data.vertices.iter().map(|v| v.uv).collect();
-    let indices: Vec<usize> = data.indices.iter().map(|&i| i as usize).collect();
-    crate::objects::triangle_density(&p, &uv, &indices)
-}
-
 /// Sets every streamed entity's `Mesh3d` to the LOD mipstream draws it
 /// with (after `update`, which hands over and releases LODs).
 pub(crate) fn draw_lods(
@@ -456,4 +501,13 @@ pub(crate) fn draw_lods(
         }
     }
     ms.frame_time += t0.elapsed();
+}
+
+/// The texture class a material slot's image class streams as.
+fn texture_class(class: ImageClass) -> TextureClass {
+    match class {
+        ImageClass::Color => TextureClass::Color,
+        ImageClass::Normal => TextureClass::Normal,
+        ImageClass::Data => TextureClass::Data,
+    }
 }

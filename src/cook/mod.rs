@@ -12,7 +12,6 @@ pub mod gltf;
 mod ktx2_writer;
 pub mod measure;
 pub mod mips;
-pub mod parallel;
 
 use basis_universal::{BasisTextureFormat, ColorSpace, Compressor, CompressorParams};
 use image::RgbaImage;

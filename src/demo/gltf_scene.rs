@@ -7,12 +7,10 @@
 //! LOD the streamer holds now.
 
 use crate::demo::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
-use crate::mesh::scene_file::{SceneFile, SceneFileError, SceneMesh};
-use crate::mesh::{MeshError, MeshFile, MeshLod};
-use crate::streamer::{
-    MeshDesc, MeshId, ObjectDesc, ObjectId, PreparedMesh, Streamer, StreamerError,
-};
-use crate::{ids::TextureId, kinds::TextureClass};
+use crate::ids::TextureId;
+use crate::mesh::scene_file::{SceneFile, SceneFileError};
+use crate::scene::{self, MaterialSlot, SceneReadError, SceneTexture};
+use crate::streamer::{MeshId, ObjectDesc, ObjectId, Streamer, StreamerError};
 use glam::{Mat4, Vec3};
 use std::path::{Path, PathBuf};
 
@@ -23,15 +21,9 @@ pub enum SceneLoadError {
     /// The scene file is missing or invalid.
     #[error(transparent)]
     Scene(#[from] SceneFileError),
-    /// A mesh file is missing or invalid.
-    #[error("{path}: {source}")]
-    Mesh {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        #[source]
-        source: MeshError,
-    },
+    /// A mesh or texture file is missing or invalid.
+    #[error(transparent)]
+    Read(#[from] SceneReadError),
     /// Registering with the streamer failed.
     #[error("{what}: {source}")]
     Streamer {
@@ -87,65 +79,6 @@ pub struct StreamedScene {
     bindings: Vec<Option<MaterialBinding>>,
 }
 
-/// Mesh units per UV unit over a LOD: the square root of its surface area
-/// over its UV area (1 when it has no UV area).
-fn units_per_uv(lod: &MeshLod) -> f32 {
-    let (mut area, mut uv_area) = (0.0f64, 0.0f64);
-    for t in lod.indices.chunks_exact(3) {
-        let [a, b, c] = [t[0], t[1], t[2]].map(|i| lod.vertices[i as usize]);
-        let (pa, pb, pc) = (
-            Vec3::from(a.position),
-            Vec3::from(b.position),
-            Vec3::from(c.position),
-        );
-        area += (pb - pa).cross(pc - pa).length() as f64 * 0.5;
-        let (u1, u2) = (
-            [b.uv[0] - a.uv[0], b.uv[1] - a.uv[1]],
-            [c.uv[0] - a.uv[0], c.uv[1] - a.uv[1]],
-        );
-        uv_area += (u1[0] * u2[1] - u1[1] * u2[0]).abs() as f64 * 0.5;
-    }
-    if uv_area > 1e-12 && area > 0.0 {
-        (area / uv_area).sqrt() as f32
-    } else {
-        1.0
-    }
-}
-
-/// Opens every mesh file of a scene and reads its coarsest LOD, on every
-/// core ([`PreparedMesh::prepare`]), in the scene's order.
-fn prepare_meshes(file: &SceneFile, dir: &Path) -> Result<Vec<PreparedMesh>, SceneLoadError> {
-    let prepare = |m: &SceneMesh| {
-        let path = dir.join(&m.file);
-        let mesh_err = |source| SceneLoadError::Mesh {
-            path: path.clone(),
-            source,
-        };
-        let f = MeshFile::open_path(&path).map_err(mesh_err)?;
-        PreparedMesh::prepare(MeshDesc::new(f).with_label(m.name.clone())).map_err(|e| match e {
-            StreamerError::MeshBase { source, .. } => mesh_err(source),
-            e => SceneLoadError::Streamer {
-                what: m.name.clone(),
-                source: Box::new(e),
-            },
-        })
-    };
-    let mut slots: Vec<Option<PreparedMesh>> = (0..file.meshes.len()).map(|_| None).collect();
-    crate::cook::parallel::for_each(
-        &file.meshes,
-        0,
-        |_, m| prepare(m),
-        |k, r| {
-            slots[k] = Some(r?);
-            Ok::<(), SceneLoadError>(())
-        },
-    )?;
-    Ok(slots
-        .into_iter()
-        .map(|m| m.expect("every mesh read"))
-        .collect())
-}
-
 /// Bumped when `cook-gltf` writes more into `scene.json` (2: the cameras),
 /// so a cache cooked before is cooked again.
 const SCENE_REVISION: u32 = 2;
@@ -183,9 +116,10 @@ pub fn cooked_scene(
 
 impl StreamedScene {
     /// Registers the scene at `path` (a `scene.json` written by
-    /// `mipstream cook-gltf`) with `streamer`. The meshes' coarsest LODs are
-    /// read on every core first ([`PreparedMesh`]), then registered in the
-    /// file's order, so a broken mesh file leaves no mesh registered.
+    /// `mipstream cook-gltf`) with `streamer`. The meshes' coarsest LODs and
+    /// the drawn textures' tails are read on every core first
+    /// ([`scene::read`]), then registered in the file's order, so a broken
+    /// mesh file leaves no mesh registered.
     pub fn load(streamer: &mut Streamer, path: &Path) -> Result<Self, SceneLoadError> {
         let file = SceneFile::load(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -196,11 +130,18 @@ impl StreamedScene {
                 source: Box::new(source),
             }
         };
+        // the renderer draws base colour and normal maps
+        let drawn = scene::textures(&file, &[MaterialSlot::BaseColor, MaterialSlot::Normal]);
+        let read = scene::read(&file, dir, &drawn, &streamer.preparer(), SceneTexture::desc);
+        let read_meshes = read.meshes.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut prepared_textures: std::collections::HashMap<_, _> =
+            read.textures.into_iter().collect();
         let mut meshes = Vec::new();
         let mut densities = Vec::new();
         let mut mesh_bounds = Vec::new();
-        for (m, prepared) in file.meshes.iter().zip(prepare_meshes(&file, dir)?) {
-            densities.push(units_per_uv(prepared.coarsest()));
+        for (m, read) in file.meshes.iter().zip(read_meshes) {
+            let prepared = read.prepared;
+            densities.push(read.units_per_uv.unwrap_or(1.0));
             mesh_bounds.push(prepared.bounds());
             meshes.push(
                 streamer
@@ -210,22 +151,31 @@ impl StreamedScene {
         }
         let mut materials = Vec::new();
         // materials sharing an image share one streamed texture
-        let mut registered: std::collections::HashMap<PathBuf, TextureId> = Default::default();
+        let mut registered: std::collections::HashMap<SceneTexture, TextureId> = Default::default();
         for m in &file.materials {
-            let mut texture = |p: &Option<PathBuf>, class| -> Result<_, SceneLoadError> {
-                let Some(p) = p else { return Ok(None) };
-                if let Some(&id) = registered.get(p) {
+            let mut texture = |slot: MaterialSlot| -> Result<_, SceneLoadError> {
+                let Some(p) = slot.file(m) else {
+                    return Ok(None);
+                };
+                let key = SceneTexture {
+                    file: p.clone(),
+                    class: slot.class(),
+                };
+                if let Some(&id) = registered.get(&key) {
                     return Ok(Some(id));
                 }
+                let prepared = prepared_textures
+                    .remove(&key)
+                    .expect("every drawn texture read")?;
                 let id = streamer
-                    .register_texture_path(dir.join(p), class)
+                    .register_prepared(prepared)
                     .map_err(reg(&p.display().to_string()))?;
-                registered.insert(p.clone(), id);
+                registered.insert(key, id);
                 Ok(Some(id))
             };
             materials.push(StreamedMaterial {
-                base_color: texture(&m.base_color, TextureClass::Color)?,
-                normal: texture(&m.normal, TextureClass::Normal)?,
+                base_color: texture(MaterialSlot::BaseColor)?,
+                normal: texture(MaterialSlot::Normal)?,
                 factors: MaterialFactors {
                     base_color: m.base_color_factor,
                     normal_scale: m.normal_scale,

@@ -158,6 +158,45 @@ pub struct MeshLod {
     pub indices: Vec<u32>,
 }
 
+impl MeshLod {
+    /// Mesh units per UV unit over the LOD: the square root of its surface
+    /// area over its UV area ([`units_per_uv`]).
+    pub fn units_per_uv(&self) -> Option<f32> {
+        let v = &self.vertices;
+        units_per_uv(|i| v[i].position, |i| v[i].uv, v.len(), &self.indices)
+    }
+}
+
+/// Mesh units per UV unit over triangles (`indices`, three a triangle, of
+/// `len` vertices whose positions and UVs `position` and `uv` give): the
+/// square root of their surface area over their UV area, what an
+/// [`ObjectDesc`](crate::streamer::ObjectDesc) texture binding asks for in
+/// mesh space. `None` when either area is zero. Triangles naming a vertex
+/// past `len` are skipped.
+pub fn units_per_uv(
+    position: impl Fn(usize) -> [f32; 3],
+    uv: impl Fn(usize) -> [f32; 2],
+    len: usize,
+    indices: &[u32],
+) -> Option<f32> {
+    let (mut area, mut uv_area) = (0.0f64, 0.0f64);
+    for t in indices.chunks_exact(3) {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| i as usize);
+        if a.max(b).max(c) >= len {
+            continue;
+        }
+        let [pa, pb, pc] = [a, b, c].map(|i| Vec3::from(position(i)));
+        area += (pb - pa).cross(pc - pa).length() as f64 * 0.5;
+        let [ua, ub, uc] = [a, b, c].map(&uv);
+        let (u1, u2) = (
+            [ub[0] - ua[0], ub[1] - ua[1]],
+            [uc[0] - ua[0], uc[1] - ua[1]],
+        );
+        uv_area += (u1[0] * u2[1] - u1[1] * u2[0]).abs() as f64 * 0.5;
+    }
+    (uv_area > 1e-12 && area > 0.0).then(|| (area / uv_area).sqrt() as f32)
+}
+
 /// An opened mesh file: validated header, level reads on demand.
 #[derive(Debug, Clone)]
 pub struct MeshFile {

@@ -13,5 +13,6 @@ pub mod lod;
 pub mod scene_file;
 
 pub use container::{
-    write_mesh, LodData, LodInfo, MeshError, MeshFile, MeshInfo, MeshLod, Vertex, VERTEX_STRIDE,
+    units_per_uv, write_mesh, LodData, LodInfo, MeshError, MeshFile, MeshInfo, MeshLod, Vertex,
+    VERTEX_STRIDE,
 };

@@ -71,7 +71,7 @@ pub(crate) fn run(args: AnnotateArgs) -> Result<(), String> {
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let mut failures = Vec::new();
     let (mut annotated, mut kept) = (0, 0);
-    let done: Result<(), std::convert::Infallible> = mipstream::cook::parallel::for_each(
+    let done: Result<(), std::convert::Infallible> = mipstream::parallel::for_each(
         &jobs,
         cores,
         |_, job| {

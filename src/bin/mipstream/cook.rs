@@ -58,7 +58,7 @@ pub(crate) fn run(args: CookArgs) -> Result<(), String> {
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let mut failures = Vec::new();
-    let cooked: Result<(), std::convert::Infallible> = mipstream::cook::parallel::for_each(
+    let cooked: Result<(), std::convert::Infallible> = mipstream::parallel::for_each(
         &jobs,
         parallel,
         |_, (input, output)| {

@@ -22,12 +22,13 @@ mod cameras;
 mod import;
 mod scene;
 
-use super::{cook_image, parallel, Codec, CookError, CookOptions};
+use super::{cook_image, Codec, CookError, CookOptions};
 use crate::mesh::container::write_mesh;
 use crate::mesh::image_error::image_errors;
 use crate::mesh::lod::{build_lod_chain, LodOptions};
 use crate::mesh::scene_file::{SceneFile, SceneMesh};
 use crate::mesh::LodData;
+use crate::parallel;
 use import::texture_image;
 pub use import::{image_bytes, parse, read_primitives, PrimitiveGeometry};
 use std::collections::BTreeMap;

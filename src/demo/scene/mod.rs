@@ -130,7 +130,7 @@ impl BuiltinScene {
             .collect();
         let mut done = total - missing.len();
         progress(done, total);
-        crate::cook::parallel::for_each(
+        crate::parallel::for_each(
             &missing,
             0,
             |_, (index, path)| cook_one(&specs[*index], path),

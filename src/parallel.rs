@@ -1,4 +1,5 @@
-//! One pool for every cooking job that runs on all cores: items taken in
+//! The crate's one pool for work on every core (cooking, reading a
+//! scene's files before it registers): items taken in
 //! order by scoped worker threads, each result handed back on the calling
 //! thread as it finishes, so the caller reports progress and can stop at
 //! the first error.
