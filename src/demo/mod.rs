@@ -16,6 +16,7 @@ pub mod bench;
 pub mod gltf_scene;
 #[cfg(feature = "bench")]
 pub mod gpu_check;
+mod pipeline;
 #[cfg(feature = "gltf")]
 pub mod reference;
 pub mod render;

@@ -5,6 +5,9 @@
 //! Bind groups are rebuilt only for the textures the streamer lists as
 //! changed, which is what a real renderer should do too.
 
+use super::pipeline::{
+    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, PipelineDesc,
+};
 use crate::plan::View;
 use crate::streamer::{Streamer, TextureId};
 use bytemuck::{Pod, Zeroable};
@@ -151,48 +154,13 @@ impl SceneRenderer {
     /// A renderer drawing into targets of `format`.
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
         use wgpu::util::DeviceExt;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("mipstream scene"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/scene.wgsl").into()),
-        });
         let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream scene globals"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
+            entries: &[uniform_entry(0, false), sampler_entry(1)],
         });
         let texture_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream scene texture"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Texture {
-                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                    view_dimension: wgpu::TextureViewDimension::D2,
-                    multisampled: false,
-                },
-                count: None,
-            }],
-        });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("mipstream scene"),
-            bind_group_layouts: &[Some(&globals_layout), Some(&texture_layout)],
-            immediate_size: 0,
+            entries: &[texture_entry(0)],
         });
         let vertex_layouts = [
             Some(wgpu::VertexBufferLayout {
@@ -206,51 +174,24 @@ impl SceneRenderer {
                 attributes: &wgpu::vertex_attr_array![3 => Float32x3, 4 => Float32x3, 5 => Float32x3],
             }),
         ];
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("mipstream scene"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs"),
-                compilation_options: Default::default(),
+        let pipeline = depth_tested(
+            device,
+            &PipelineDesc {
+                label: "mipstream scene",
+                wgsl: include_str!("../../shaders/scene.wgsl"),
+                bind_groups: &[&globals_layout, &texture_layout],
                 buffers: &vertex_layouts,
-            },
-            primitive: wgpu::PrimitiveState {
                 cull_mode: Some(wgpu::Face::Back),
-                ..Default::default()
+                format,
             },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: wgpu::TextureFormat::Depth32Float,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs"),
-                compilation_options: Default::default(),
-                targets: &[Some(format.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let globals = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("mipstream scene globals"),
             size: std::mem::size_of::<Globals>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("mipstream scene trilinear"),
-            address_mode_u: wgpu::AddressMode::Repeat,
-            address_mode_v: wgpu::AddressMode::Repeat,
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            mipmap_filter: wgpu::MipmapFilterMode::Linear,
-            ..Default::default()
-        });
+        let sampler = trilinear_sampler(device, "mipstream scene trilinear");
         let globals_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("mipstream scene globals"),
             layout: &globals_layout,

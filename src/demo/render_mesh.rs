@@ -9,6 +9,9 @@
 //! with complementary 4x4 ordered-dither masks over a few frames hide the
 //! pop of a LOD swap (a cross-fade without blending or sorting).
 
+use super::pipeline::{
+    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, PipelineDesc,
+};
 use crate::plan::View;
 use crate::transcode::ChannelLayout;
 use bytemuck::{Pod, Zeroable};
@@ -109,50 +112,12 @@ pub struct MeshRenderer {
     format: wgpu::TextureFormat,
 }
 
-fn uniform_entry(binding: u32, dynamic: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::FRAGMENT,
-        ty: wgpu::BindingType::Texture {
-            sample_type: wgpu::TextureSampleType::Float { filterable: true },
-            view_dimension: wgpu::TextureViewDimension::D2,
-            multisampled: false,
-        },
-        count: None,
-    }
-}
-
 impl MeshRenderer {
     /// A renderer drawing into targets of `format`.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, format: wgpu::TextureFormat) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("mipstream mesh"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/mesh.wgsl").into()),
-        });
         let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream mesh globals"),
-            entries: &[
-                uniform_entry(0, false),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
+            entries: &[uniform_entry(0, false), sampler_entry(1)],
         });
         let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream mesh draw"),
@@ -162,15 +127,6 @@ impl MeshRenderer {
             label: Some("mipstream mesh material"),
             entries: &[uniform_entry(0, false), texture_entry(1), texture_entry(2)],
         });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("mipstream mesh"),
-            bind_group_layouts: &[
-                Some(&globals_layout),
-                Some(&draw_layout),
-                Some(&material_layout),
-            ],
-            immediate_size: 0,
-        });
         let buffers = [Some(wgpu::VertexBufferLayout {
             array_stride: crate::mesh::VERTEX_STRIDE as u64,
             step_mode: wgpu::VertexStepMode::Vertex,
@@ -178,50 +134,26 @@ impl MeshRenderer {
                 0 => Float32x3, 1 => Float32x3, 2 => Float32x2, 3 => Float32x4
             ],
         })];
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("mipstream mesh"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs"),
-                compilation_options: Default::default(),
+        let pipeline = depth_tested(
+            device,
+            &PipelineDesc {
+                label: "mipstream mesh",
+                wgsl: include_str!("../../shaders/mesh.wgsl"),
+                bind_groups: &[&globals_layout, &draw_layout, &material_layout],
                 buffers: &buffers,
+                // glTF materials may be double-sided and mirrored transforms
+                // flip winding: no culling keeps both right
+                cull_mode: None,
+                format,
             },
-            // glTF materials may be double-sided and mirrored transforms
-            // flip winding: no culling keeps both right
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: wgpu::TextureFormat::Depth32Float,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs"),
-                compilation_options: Default::default(),
-                targets: &[Some(format.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let globals = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("mipstream mesh globals"),
             size: std::mem::size_of::<Globals>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("mipstream mesh trilinear"),
-            address_mode_u: wgpu::AddressMode::Repeat,
-            address_mode_v: wgpu::AddressMode::Repeat,
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            mipmap_filter: wgpu::MipmapFilterMode::Linear,
-            ..Default::default()
-        });
+        let sampler = trilinear_sampler(device, "mipstream mesh trilinear");
         let globals_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("mipstream mesh globals"),
             layout: &globals_layout,

@@ -9,6 +9,7 @@
 pub(crate) mod books;
 pub mod memory;
 pub mod readback;
+mod scope;
 pub(crate) mod staging;
 pub(crate) mod store;
 pub mod upload;

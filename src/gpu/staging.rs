@@ -26,6 +26,7 @@
 //! (GL, compressed formats) or whose buffer cannot be created stays in CPU
 //! memory and is uploaded as before.
 
+use super::scope::{catching, Catch};
 use crate::transcode::{LevelImage, StagedBuffer};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -176,16 +177,15 @@ impl LoaderStaging {
             let could_fit = bytes <= self.reserve.capacity();
             return (img, could_fit);
         }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("mipstream loader staging"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: true,
+        let (buffer, caught) = catching(&self.device, Catch::Both, || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("mipstream loader staging"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            })
         });
-        let failed = pollster::block_on(validation.pop()).is_some()
-            | pollster::block_on(oom.pop()).is_some();
+        let failed = caught.any();
         // from here the reserve bytes come back when `staged` drops
         let staged = Staged {
             buffer,

@@ -28,6 +28,7 @@
 
 pub(crate) use super::books::Shape;
 use super::books::{Books, Pool, Pooled};
+use super::scope::{catching, Catch, Caught};
 use super::staging::StagingReserve;
 use super::upload::GpuTexture;
 use crate::fault::{FaultKind, Faults};
@@ -443,37 +444,25 @@ impl GpuStore {
             self.live_textures += bytes;
             return Ok(texture);
         }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let texture = self.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some(label),
-            size: wgpu::Extent3d {
-                width: shape.width,
-                height: shape.height,
-                depth_or_array_layers: shape.layers,
-            },
-            mip_level_count: shape.mips,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: shape.format,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_DST
-                | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
+        let (texture, caught) = catching(&self.device, Catch::Both, || {
+            self.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width: shape.width,
+                    height: shape.height,
+                    depth_or_array_layers: shape.layers,
+                },
+                mip_level_count: shape.mips,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: shape.format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::COPY_DST
+                    | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            })
         });
-        let validation = pollster::block_on(validation.pop());
-        if pollster::block_on(oom.pop()).is_some() {
-            return Err(AllocError::OutOfMemory {
-                label: label.to_owned(),
-                bytes,
-            });
-        }
-        if let Some(e) = validation {
-            return Err(AllocError::Validation {
-                label: label.to_owned(),
-                message: e.to_string(),
-            });
-        }
+        caught.into_result(label, bytes)?;
         self.live_textures += bytes;
         Ok(texture)
     }
@@ -498,8 +487,6 @@ impl GpuStore {
                 bytes,
             });
         }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let make = |suffix: &str, size: u64, usage: wgpu::BufferUsages| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&format!("{label} {suffix}")),
@@ -508,25 +495,18 @@ impl GpuStore {
                 mapped_at_creation: false,
             })
         };
-        let vertex = make("vertices", sizes[0], wgpu::BufferUsages::VERTEX);
-        let index = make("indices", sizes[1], wgpu::BufferUsages::INDEX);
-        let validation = pollster::block_on(validation.pop());
-        if pollster::block_on(oom.pop()).is_some() {
-            return Err(AllocError::OutOfMemory {
-                label: label.to_owned(),
-                bytes,
-            });
-        }
-        if let Some(e) = validation {
-            return Err(AllocError::Validation {
-                label: label.to_owned(),
-                message: e.to_string(),
-            });
-        }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        self.queue.write_buffer(&vertex, 0, vertex_bytes);
-        self.queue.write_buffer(&index, 0, index_bytes);
-        if pollster::block_on(oom.pop()).is_some() {
+        let ((vertex, index), caught) = catching(&self.device, Catch::Both, || {
+            (
+                make("vertices", sizes[0], wgpu::BufferUsages::VERTEX),
+                make("indices", sizes[1], wgpu::BufferUsages::INDEX),
+            )
+        });
+        caught.into_result(label, bytes)?;
+        let ((), caught) = catching(&self.device, Catch::OutOfMemory, || {
+            self.queue.write_buffer(&vertex, 0, vertex_bytes);
+            self.queue.write_buffer(&index, 0, index_bytes);
+        });
+        if caught.out_of_memory {
             return Err(AllocError::OutOfMemory {
                 label: format!("{label} (staging)"),
                 bytes,
@@ -693,19 +673,20 @@ impl GpuStore {
                 bytes: size,
             });
         }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        for (texture, mip, l) in uploads {
-            let device = &self.device;
-            super::upload::put_level(&self.queue, texture, *mip, l, &mut self.encoder, || {
-                device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("mipstream copies"),
-                })
-            });
-            if let Some(staged) = &l.staged {
-                self.unsubmitted_staged.push(staged.clone());
+        let ((), caught) = catching(&self.device.clone(), Catch::OutOfMemory, || {
+            for (texture, mip, l) in uploads {
+                let device = &self.device;
+                super::upload::put_level(&self.queue, texture, *mip, l, &mut self.encoder, || {
+                    device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("mipstream copies"),
+                    })
+                });
+                if let Some(staged) = &l.staged {
+                    self.unsubmitted_staged.push(staged.clone());
+                }
             }
-        }
-        if pollster::block_on(oom.pop()).is_some() {
+        });
+        if caught.out_of_memory {
             return Err(AllocError::OutOfMemory {
                 label: format!("{label} (staging)"),
                 bytes: size,
@@ -756,5 +737,24 @@ impl GpuStore {
             submission_index: None,
             timeout: None,
         });
+    }
+}
+
+impl Caught {
+    /// What an allocation of `bytes` for `label` caught, as its error.
+    fn into_result(self, label: &str, bytes: u64) -> Result<(), AllocError> {
+        if self.out_of_memory {
+            return Err(AllocError::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        match self.validation {
+            Some(message) => Err(AllocError::Validation {
+                label: label.to_owned(),
+                message,
+            }),
+            None => Ok(()),
+        }
     }
 }

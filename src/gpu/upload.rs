@@ -10,6 +10,7 @@
 //! Creation runs inside wgpu error scopes so an out-of-memory or validation
 //! failure comes back as an [`UploadError`] instead of an uncaptured-error panic.
 
+use super::scope::{catching, Catch};
 use crate::container::TextureInfo;
 use crate::transcode::LevelImage;
 
@@ -148,22 +149,21 @@ pub fn upload_levels(
         depth_or_array_layers: first.images,
     };
     let bytes: u64 = levels.iter().map(LevelImage::gpu_bytes).sum();
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some(label),
-        size,
-        mip_level_count: levels.len() as u32,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING
-            | wgpu::TextureUsages::COPY_DST
-            | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
+    let (texture, caught) = catching(device, Catch::Both, || {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size,
+            mip_level_count: levels.len() as u32,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        })
     });
-    let validation = pollster::block_on(validation.pop());
-    if pollster::block_on(oom.pop()).is_some() {
+    if caught.out_of_memory {
         return Err(UploadError::OutOfMemory {
             label: label.to_owned(),
             bytes,
@@ -173,10 +173,10 @@ pub fn upload_levels(
             format,
         });
     }
-    if let Some(e) = validation {
+    if let Some(message) = caught.validation {
         return Err(UploadError::Validation {
             label: label.to_owned(),
-            message: e.to_string(),
+            message,
         });
     }
     write_levels(device, queue, label, &texture, levels, 0)?;
@@ -208,32 +208,34 @@ pub fn write_levels(
     levels: &[LevelImage],
     first_mip: u32,
 ) -> Result<(), UploadError> {
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let mut encoder = None;
-    for (i, l) in levels.iter().enumerate() {
-        put_level(
-            queue,
-            texture,
-            first_mip + i as u32,
-            l,
-            &mut encoder,
-            || {
-                device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
-            },
-        );
-    }
-    if let Some(encoder) = encoder {
-        queue.submit([encoder.finish()]);
-        // their reserve bytes come back once the GPU has copied them
-        let staged: Vec<_> = levels.iter().filter_map(|l| l.staged.clone()).collect();
-        queue.on_submitted_work_done(move || drop(staged));
-    }
-    match pollster::block_on(scope.pop()) {
+    let ((), caught) = catching(device, Catch::Validation, || {
+        let mut encoder = None;
+        for (i, l) in levels.iter().enumerate() {
+            put_level(
+                queue,
+                texture,
+                first_mip + i as u32,
+                l,
+                &mut encoder,
+                || {
+                    device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some(label),
+                    })
+                },
+            );
+        }
+        if let Some(encoder) = encoder {
+            queue.submit([encoder.finish()]);
+            // their reserve bytes come back once the GPU has copied them
+            let staged: Vec<_> = levels.iter().filter_map(|l| l.staged.clone()).collect();
+            queue.on_submitted_work_done(move || drop(staged));
+        }
+    });
+    match caught.validation {
         None => Ok(()),
-        Some(e) => Err(UploadError::Validation {
+        Some(message) => Err(UploadError::Validation {
             label: label.to_owned(),
-            message: e.to_string(),
+            message,
         }),
     }
 }
