@@ -26,78 +26,9 @@ pub(super) struct Carried {
 }
 
 impl Streamer {
-    /// The frame's GPU work: decided on a copy of the books (`work.rs`),
-    /// carried out on the store (`apply.rs`), phase by phase.
-    pub(super) fn work(&mut self) {
-        self.release_holds();
-        // an update that begins over the budget by what the GPU holds (a
-        // budget cut, an out-of-memory event, the driver's budget fell)
-        // gives memory back and grows nothing until it is within again
-        self.stats.giving_back =
-            self.options.count_retiring && self.gpu.accounted_bytes() > self.hard_budget();
-        let mut room = UploadRoom::new(
-            self.options.upload_bytes_per_frame,
-            self.options.uploads_per_frame,
-        )
-        .with_copies(self.options.copies_per_frame);
-        let mut work = false;
-        // 1. textures shrink; one whose allocation fails is left as it is
-        // and the rest decided again on the books as they now stand
-        let mut failed = work::Refused::new();
-        let mut deferred = false;
-        work |= self.shrink_textures_with(
-            &mut room,
-            &mut failed,
-            false,
-            &mut deferred,
-            work::shrink_textures,
-        );
-        // 1b. refused shrinks left the books over the budget: the others
-        // give up more than the plan asked, each refused one set aside
-        if !failed.is_empty() {
-            work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
-        }
-        // 2. meshes drop detail (frees memory, allocates nothing)
-        let steps = work::shrink_meshes(&self.mesh_facts(), &mut self.context());
-        work |= self.carry_out(steps, &mut room, false).work;
-        // what the shrinks released went into the recycle pool: the pool is
-        // a cache and never keeps the books above the budget
-        self.keep_pool_within_budget();
-        // 2b. a plan made on the planner thread before the budget fell (set
-        // lower, or lowered by an out-of-memory event or the driver) can
-        // keep more than the budget now holds: the books come within it
-        // here, the least valuable bytes first, and the next plan, made on
-        // the budget as it is, gives back what fits. (A plan made in this
-        // update fits it: this changes nothing without the planner thread.)
-        if self.stats.plan_age > 0 {
-            work |= self.shrink_further_while_over(&mut room, &mut failed, &mut deferred);
-            self.keep_pool_within_budget();
-            if self.gpu.held_bytes() > self.hard_budget() && !self.stats.cut_paced {
-                let steps = work::drop_meshes_further(&self.mesh_facts(), &mut self.context());
-                work |= self.carry_out(steps, &mut room, false).work;
-            }
-        }
-        // 3. growth; after a failed allocation the rest waits
-        let steps = {
-            let paused = self.budget.growth_paused(self.frame);
-            let textures = self.texture_facts(Facts::Growing { paused });
-            let meshes = self.mesh_facts();
-            let mut ctx = self.context();
-            // a growth waiting for a deferred shrink's room asks no headroom
-            ctx.shrinks_deferred = deferred;
-            work::grow(&textures, &meshes, &mut ctx, &mut room.clone())
-        };
-        work |= self.carry_out(steps, &mut room, true).work;
-        if work || self.gpu.has_unsubmitted() {
-            let submit = std::time::Instant::now();
-            self.gpu.submit();
-            self.stats.submit_time = submit.elapsed();
-        }
-    }
-
     /// While the books exceed the budget, textures give up more than the
     /// plan asked, the least valuable first ([`work::shrink_further`]).
-    fn shrink_further_while_over(
+    pub(super) fn shrink_further_while_over(
         &mut self,
         room: &mut UploadRoom,
         failed: &mut work::Refused,
@@ -121,44 +52,19 @@ impl Streamer {
         }
     }
 
-    /// The frame's last step: finished work's callbacks run. With
-    /// [`crate::streamer::StreamerOptions::count_retiring`] never waited for: a
-    /// forced shrink's staging on a backend without GPU copies is memory in
-    /// the budget cut's service, counted until the GPU is done.
-    pub(super) fn end_frame(&mut self, waits_before: u64) {
-        self.gpu.poll();
-        if !self.options.count_retiring
-            && self.gpu.held_bytes() > self.hard_budget()
-            && self.gpu.staging_bytes() > 0
-        {
-            // without retiring books: a forced eviction re-uploaded kept
-            // levels (backends without GPU copies), and the budget is kept
-            // on the books, so let that staging drain
-            self.gpu.wait_idle();
-            self.gpu.poll();
-        }
-        // still over only if refused shrinks left no texture to give way
-        // (`shrink_further` goes down to every tail before it stops)
-        self.stats.stuck_over_budget =
-            self.stats.refused_shrinks > 0 && self.gpu.held_bytes() > self.hard_budget();
-        self.stats.retiring_bytes = self.gpu.retiring_bytes();
-        self.stats.gpu_bytes = self.gpu.accounted_bytes();
-        self.stats.gpu_waits = (self.gpu.waits() - waits_before) as u32;
-    }
-
     /// The decisions' setting: a copy of the books and the frame's limits.
     pub(super) fn context(&self) -> Context {
         Context {
             books: self.gpu.books(),
             hard_budget: self.hard_budget(),
-            paused: self.budget.growth_paused(self.frame),
+            paused: self.budget.growth_paused(self.frame.number),
             cross_fade: self.options.mesh_cross_fade_frames > 0,
             plan_bytes: self.planner.last_plan().bytes,
             shrinks_left: self.shrink_share(),
             shrinks_deferred: false,
             went_over: false,
             cut_paced: false,
-            forced_shrinks: self.stats.forced_shrinks,
+            forced_shrinks: self.frame.stats.forced_shrinks,
         }
     }
 
@@ -173,6 +79,7 @@ impl Streamer {
 
     pub(super) fn mesh_facts(&self) -> Vec<work::MeshFacts> {
         self.meshes
+            .entries
             .iter::<MeshId>()
             .map(|(id, e)| e.facts(id, self.mesh_plan(id)))
             .collect()
@@ -209,9 +116,9 @@ impl Streamer {
                 let steps = decide(&facts, &mut ctx, &mut room.clone(), failed);
                 shrinks_left = ctx.shrinks_left;
                 *deferred |= ctx.shrinks_deferred;
-                self.stats.giving_back |= ctx.went_over;
-                self.stats.forced_shrinks = ctx.forced_shrinks;
-                self.stats.cut_paced |= ctx.cut_paced;
+                self.frame.stats.giving_back |= ctx.went_over;
+                self.frame.stats.forced_shrinks = ctx.forced_shrinks;
+                self.frame.stats.cut_paced |= ctx.cut_paced;
                 steps
             };
             let carried = self.carry_out(steps, room, false);
@@ -219,7 +126,7 @@ impl Streamer {
             match (carried.failed, carried.refused_from) {
                 (Some(Asset::Texture(id)), Some(to)) => {
                     failed.insert(id, to);
-                    self.stats.refused_shrinks += 1;
+                    self.frame.stats.refused_shrinks += 1;
                 }
                 _ => return work,
             }
@@ -256,7 +163,8 @@ impl Streamer {
                     .effective(self.tail_bytes())
                     .saturating_sub(self.planner.last_plan().budget)
                     .saturating_sub(self.gpu.staging_reserve().accounted());
-                self.budget.ask_headroom(reserved + short, self.frame);
+                self.budget
+                    .ask_headroom(reserved + short, self.frame.number);
             }
             let Some(op) = step.op else { continue };
             let shrink_to = match op {
@@ -283,15 +191,15 @@ impl Streamer {
 
     /// Clears the reasons last frame's work held assets back for.
     pub(super) fn release_holds(&mut self) {
-        for asset in std::mem::take(&mut self.held) {
+        for asset in std::mem::take(&mut self.frame.held) {
             match asset {
                 Asset::Texture(id) => {
-                    if let Some(e) = self.textures.get_mut(id) {
+                    if let Some(e) = self.textures.entries.get_mut(id) {
                         e.load.held_back = None;
                     }
                 }
                 Asset::Mesh(id) => {
-                    if let Some(e) = self.meshes.get_mut(id) {
+                    if let Some(e) = self.meshes.entries.get_mut(id) {
                         e.load.held_back = None;
                     }
                 }
@@ -300,15 +208,15 @@ impl Streamer {
     }
 
     fn hold(&mut self, asset: Asset, reason: BelowReason) {
-        self.held.push(asset);
+        self.frame.held.push(asset);
         match asset {
             Asset::Texture(id) => {
-                if let Some(e) = self.textures.get_mut(id) {
+                if let Some(e) = self.textures.entries.get_mut(id) {
                     e.load.held_back = Some(reason);
                 }
             }
             Asset::Mesh(id) => {
-                if let Some(e) = self.meshes.get_mut(id) {
+                if let Some(e) = self.meshes.entries.get_mut(id) {
                     e.load.held_back = Some(reason);
                 }
             }
@@ -353,13 +261,21 @@ impl Streamer {
     /// Replaces a texture's resident levels with `[to..)`: copied GPU-side,
     /// or uploaded again from the CPU copies where the backend cannot copy.
     fn shrink_texture(&mut self, id: TextureId, to: u32) -> Result<(), AllocError> {
-        let e = self.textures.get(id).expect("decided on a live texture");
+        let e = self
+            .textures
+            .entries
+            .get(id)
+            .expect("decided on a live texture");
         let (tier, old_first) = (e.tier, e.resident.first_level);
         let shape = e.geometry.shape(to, tier);
         let label = format!("mipstream {} levels {to}..{}", e.label, e.levels());
         let dim = crate::gpu::upload::view_dimension(e.file.info());
         let texture = self.gpu.create_texture(&label, shape, to, dim)?;
-        let e = self.textures.get(id).expect("decided on a live texture");
+        let e = self
+            .textures
+            .entries
+            .get(id)
+            .expect("decided on a live texture");
         // the CPU copies are staged where they lie (the books and the GPU
         // store are apart): no clone of their texels
         let staged = match &e.shadow {
@@ -381,8 +297,8 @@ impl Streamer {
         };
         match staged {
             Ok((bytes, levels)) => {
-                self.stats.upload_bytes += bytes;
-                self.stats.uploads += levels;
+                self.frame.stats.upload_bytes += bytes;
+                self.frame.stats.uploads += levels;
             }
             Err(err) => {
                 self.gpu.release(texture);
@@ -390,11 +306,11 @@ impl Streamer {
             }
         }
         self.swap(id, texture, tier);
-        if let Some(shadow) = &mut self.textures.get_mut(id).expect("swapped").shadow {
+        if let Some(shadow) = &mut self.textures.entries.get_mut(id).expect("swapped").shadow {
             shadow.retain(|l, _| *l >= to);
         }
-        self.stats.shrunk += 1;
-        self.stats.copies += shape.mips;
+        self.frame.stats.shrunk += 1;
+        self.frame.stats.copies += shape.mips;
         Ok(())
     }
 
@@ -411,6 +327,7 @@ impl Streamer {
     ) -> Result<(), AllocError> {
         let e = self
             .textures
+            .entries
             .get_mut(id)
             .expect("decided on a live texture");
         let arrived: Vec<LevelImage> = levels.iter().filter_map(|l| e.pending.remove(l)).collect();
@@ -424,7 +341,11 @@ impl Streamer {
                 return Err(err);
             }
         };
-        let e = self.textures.get(id).expect("decided on a live texture");
+        let e = self
+            .textures
+            .entries
+            .get(id)
+            .expect("decided on a live texture");
         // the kept levels' CPU copies are staged where they lie, uncloned
         let kept: Vec<&LevelImage> = match (&e.shadow, keep_old) {
             (Some(shadow), true) => shadow.values().collect(),
@@ -451,18 +372,18 @@ impl Streamer {
             self.put_back(id, arrived);
             return Err(err);
         }
-        self.stats.upload_bytes +=
+        self.frame.stats.upload_bytes +=
             kept_bytes + arrived.iter().map(LevelImage::byte_len).sum::<u64>();
-        self.stats.loader_staged_bytes += arrived
+        self.frame.stats.loader_staged_bytes += arrived
             .iter()
             .filter(|l| l.staged.is_some())
             .map(LevelImage::byte_len)
             .sum::<u64>();
-        self.stats.uploads += arrived.len() as u32 + kept_levels;
-        self.stats.grown += 1;
-        self.stats.copies += shape.mips;
+        self.frame.stats.uploads += arrived.len() as u32 + kept_levels;
+        self.frame.stats.grown += 1;
+        self.frame.stats.copies += shape.mips;
         self.swap(id, texture, tier);
-        let e = self.textures.get_mut(id).expect("swapped");
+        let e = self.textures.entries.get_mut(id).expect("swapped");
         if let Some(shadow) = &mut e.shadow {
             if !keep_old {
                 shadow.clear();
@@ -483,37 +404,43 @@ impl Streamer {
     fn put_back(&mut self, id: TextureId, levels: Vec<LevelImage>) {
         let e = self
             .textures
+            .entries
             .get_mut(id)
             .expect("decided on a live texture");
         for l in levels {
             e.pending.insert(l.level, l);
         }
-        self.slots.touch(id.index());
+        self.textures.slots.touch(id.index());
     }
 
     /// Puts `new` in place of a texture's resident levels and releases the old.
     fn swap(&mut self, id: TextureId, new: GpuTexture, tier: Tier) {
-        let frame = self.frame;
+        let frame = self.frame.number;
         let e = self
             .textures
+            .entries
             .get_mut(id)
             .expect("decided on a live texture");
         let old = std::mem::replace(&mut e.resident, new);
         e.tier = tier;
         e.since_frame = frame;
         e.generation += 1;
-        self.slots.set(id.index(), e.state());
+        self.textures.slots.set(id.index(), e.state());
         self.gpu.release(old);
-        self.changed.push(id);
-        self.stats.rebinds += 1;
+        self.textures.changed.push(id);
+        self.frame.stats.rebinds += 1;
     }
 
     /// Drops a mesh's detail: at once (the budget needs the bytes), or as a
     /// swap to the coarsest LOD (which fades if fades are on).
     fn drop_mesh_detail(&mut self, id: MeshId, at_once: bool) {
         if at_once {
-            let frame = self.frame;
-            let e = self.meshes.get_mut(id).expect("decided on a live mesh");
+            let frame = self.frame.number;
+            let e = self
+                .meshes
+                .entries
+                .get_mut(id)
+                .expect("decided on a live mesh");
             if let Some(d) = e.detail.take() {
                 e.since_frame = frame;
                 self.free_mesh(id, d);
@@ -521,7 +448,7 @@ impl Streamer {
         } else {
             self.swap_detail(id, None);
         }
-        self.stats.shrunk += 1;
+        self.frame.stats.shrunk += 1;
     }
 
     /// Builds a mesh's arrived LOD and swaps it in; the old detail goes
@@ -529,7 +456,11 @@ impl Streamer {
     /// the mesh draws its coarsest LOD until a retry).
     fn swap_mesh_lod(&mut self, id: MeshId) -> Result<(), AllocError> {
         let fade = self.options.mesh_cross_fade_frames > 0;
-        let e = self.meshes.get_mut(id).expect("decided on a live mesh");
+        let e = self
+            .meshes
+            .entries
+            .get_mut(id)
+            .expect("decided on a live mesh");
         let data = e.pending.take().expect("decided on an arrived LOD");
         let label = format!("{} LOD {}", e.label, data.lod);
         let upload = e.file.info().lods[data.lod as usize].bytes();
@@ -541,14 +472,14 @@ impl Streamer {
                 let serial = new.serial;
                 self.handed_over(id, serial, data);
                 self.swap_detail(id, Some(new));
-                self.stats.upload_bytes += upload;
-                self.stats.uploads += 1;
-                self.stats.grown += 1;
-                self.stats.copies += 1;
+                self.frame.stats.upload_bytes += upload;
+                self.frame.stats.uploads += 1;
+                self.frame.stats.grown += 1;
+                self.frame.stats.copies += 1;
                 Ok(())
             }
             Err(err) => {
-                self.meshes.get_mut(id).expect("live").pending = Some(data);
+                self.meshes.entries.get_mut(id).expect("live").pending = Some(data);
                 Err(err)
             }
         }

@@ -33,8 +33,8 @@ impl Streamer {
         let Some((id, tier)) = self.texture_of(r.key) else {
             return;
         };
-        let (frame, backoff) = (self.frame, self.options.retry_backoff_frames);
-        let Some(e) = self.textures.get_mut(id) else {
+        let (frame, backoff) = (self.frame.number, self.options.retry_backoff_frames);
+        let Some(e) = self.textures.entries.get_mut(id) else {
             return;
         };
         if tier != e.pending_tier {
@@ -52,7 +52,7 @@ impl Streamer {
                     && tries < RESTAGE_TRIES =>
             {
                 e.restage_tries.insert(r.level, tries + 1);
-                self.restage.push(Restage {
+                self.textures.restage.push(Restage {
                     key: r.key,
                     output: r.output,
                     image,
@@ -67,10 +67,13 @@ impl Streamer {
     /// longer requested (cancelled, its tier given up, the texture
     /// removed) is dropped.
     pub(super) fn restage_refused(&mut self) {
-        for r in std::mem::take(&mut self.restage) {
+        for r in std::mem::take(&mut self.textures.restage) {
             let level = r.image.level;
             let entry = self.texture_of(r.key).and_then(|(id, tier)| {
-                self.textures.get_mut(id).filter(|e| e.pending_tier == tier)
+                self.textures
+                    .entries
+                    .get_mut(id)
+                    .filter(|e| e.pending_tier == tier)
             });
             match entry {
                 Some(e) if e.requested.contains(&level) => {
@@ -78,7 +81,7 @@ impl Streamer {
                     // room the reserve has now should go to what waited
                     // longest
                     self.loader.restage(r.key, r.output, r.image, f32::MAX);
-                    self.stats.restaged += 1;
+                    self.frame.stats.restaged += 1;
                 }
                 entry => {
                     if let Some(e) = entry {
@@ -99,11 +102,11 @@ impl Streamer {
         frame: u64,
         backoff: u64,
     ) {
-        let Some(e) = self.textures.get_mut(id) else {
+        let Some(e) = self.textures.entries.get_mut(id) else {
             return;
         };
         e.requested.remove(&level);
-        self.slots.touch(id.index());
+        self.textures.slots.touch(id.index());
         match result {
             Ok(img) => {
                 e.load.failure = None;
@@ -112,9 +115,9 @@ impl Streamer {
                 }
             }
             Err(err) => {
-                self.stats.failed_loads += 1;
+                self.frame.stats.failed_loads += 1;
                 if matches!(err, LoadError::Panicked { .. }) {
-                    self.stats.panicked_loads += 1;
+                    self.frame.stats.panicked_loads += 1;
                 }
                 e.load.fail(err.to_string(), frame, backoff);
             }
@@ -131,7 +134,7 @@ impl Streamer {
         else {
             return None;
         };
-        let id: TextureId = self.textures.id_at(slot as usize)?;
+        let id: TextureId = self.textures.entries.id_at(slot as usize)?;
         (id.generation() == generation).then_some((id, tier))
     }
 }

@@ -44,7 +44,7 @@ impl Streamer {
             self.planner.wait();
             // a growth the budget held back is final only in an update that
             // uploaded nothing else (a decision, not the GPU's timing)
-            if self.converged_when(self.stats.upload_bytes == 0) {
+            if self.converged_when(self.frame.stats.upload_bytes == 0) {
                 return Ok(frames);
             }
             // every load this update asked for arrives before the next one
@@ -109,20 +109,22 @@ impl Streamer {
         }
         for id in self
             .textures
+            .entries
             .iter::<TextureId>()
             .map(|(id, _)| id)
             .collect::<Vec<_>>()
         {
             self.reset_texture_to_tail(id)?;
         }
-        let frame = self.frame;
+        let frame = self.frame.number;
         for id in self
             .meshes
+            .entries
             .iter::<MeshId>()
             .map(|(id, _)| id)
             .collect::<Vec<_>>()
         {
-            let e = self.meshes.get_mut(id).expect("listed above");
+            let e = self.meshes.entries.get_mut(id).expect("listed above");
             let detail = e.detail.take();
             let fading = e.fading.take().and_then(|(old, _)| old);
             e.requested = None;

@@ -15,11 +15,30 @@ use super::work::{MeshFacts, PendingLod};
 use super::{BelowReason, Streamer, StreamerError};
 use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
+use crate::ids::Slots;
 use crate::mesh::{LodInfo, MeshFile, MeshLod};
 use crate::plan::{MeshPlan, MeshResident, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
 use crate::streamer::{MeshDesc, MeshStorage, PreparedMesh};
 use crate::worker::{LoadKey, MeshLoadError, MeshLoadRequest, MeshLoadResult};
+
+/// The meshes' side of the streamer: the entries and the LODs handed to
+/// or taken back from an engine that holds them (`MeshStorage::Engine`).
+#[derive(Debug)]
+pub(super) struct MeshTable {
+    pub(super) entries: Slots<MeshEntry>,
+    /// Engine-held meshes' uploads and releases since `take_mesh_events`.
+    pub(super) events: Vec<MeshEvent>,
+}
+
+impl MeshTable {
+    pub(super) fn new(owner: u32) -> Self {
+        Self {
+            entries: Slots::owned_by(owner),
+            events: Vec::new(),
+        }
+    }
+}
 
 /// One registered mesh.
 #[derive(Debug)]
@@ -182,14 +201,14 @@ impl Streamer {
             boost: desc.priority,
         };
         let serial = base.serial;
-        let id: MeshId = self.meshes.insert(MeshEntry {
+        let id: MeshId = self.meshes.entries.insert(MeshEntry {
             label,
             file: desc.file,
             plan: plan.clone(),
             base,
             detail: None,
             fading: None,
-            since_frame: self.frame,
+            since_frame: self.frame.number,
             requested: None,
             pending: None,
             load: LoadState::default(),
@@ -216,7 +235,8 @@ impl Streamer {
     /// A LOD made by `make_mesh` and now held: the engine hears of it.
     pub(super) fn handed_over(&mut self, mesh: MeshId, serial: u64, data: MeshLod) {
         if self.options.mesh_storage == MeshStorage::Engine {
-            self.mesh_events
+            self.meshes
+                .events
                 .push(MeshEvent::Upload { mesh, serial, data });
         }
     }
@@ -225,7 +245,7 @@ impl Streamer {
     /// holds it hears it may free it.
     pub(super) fn free_mesh(&mut self, mesh: MeshId, m: GpuMesh) {
         if self.options.mesh_storage == MeshStorage::Engine {
-            self.mesh_events.push(MeshEvent::Release {
+            self.meshes.events.push(MeshEvent::Release {
                 mesh,
                 serial: m.serial,
             });
@@ -239,7 +259,7 @@ impl Streamer {
     /// copy whose serial [`mesh_buffers`](Self::mesh_buffers) names. Empty
     /// with [`MeshStorage::Buffers`].
     pub fn take_mesh_events(&mut self) -> Vec<MeshEvent> {
-        std::mem::take(&mut self.mesh_events)
+        std::mem::take(&mut self.meshes.events)
     }
 
     /// Registers the mesh in a `.msmesh` file.
@@ -253,7 +273,11 @@ impl Streamer {
 
     /// Removes a mesh; objects that showed it stop counting it.
     pub fn remove_mesh(&mut self, id: MeshId) -> Result<(), StreamerError> {
-        let e = self.meshes.remove(id).ok_or(StreamerError::StaleMesh(id))?;
+        let e = self
+            .meshes
+            .entries
+            .remove(id)
+            .ok_or(StreamerError::StaleMesh(id))?;
         if let Some(lod) = e.requested {
             self.loader.cancel(mesh_key(id), lod);
         }
@@ -279,7 +303,11 @@ impl Streamer {
     /// The buffers to draw a mesh with this frame (the finest resident LOD).
     /// They change only in [`update`](Self::update).
     pub fn mesh_buffers(&self, id: MeshId) -> Result<&GpuMesh, StreamerError> {
-        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let e = self
+            .meshes
+            .entries
+            .get(id)
+            .ok_or(StreamerError::StaleMesh(id))?;
         Ok(e.detail.as_ref().unwrap_or(&e.base))
     }
 
@@ -289,10 +317,14 @@ impl Streamer {
     /// the pixels and the old one on the rest (`MeshDraw::fade` `t` and
     /// `-t`). `None` when no fade runs.
     pub fn mesh_fade(&self, id: MeshId) -> Result<Option<(&GpuMesh, f32)>, StreamerError> {
-        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let e = self
+            .meshes
+            .entries
+            .get(id)
+            .ok_or(StreamerError::StaleMesh(id))?;
         let frames = self.options.mesh_cross_fade_frames.max(1) as f32;
         Ok(e.fading.as_ref().map(|(old, at)| {
-            let t = (self.frame.saturating_sub(*at) as f32 + 1.0) / (frames + 1.0);
+            let t = (self.frame.number.saturating_sub(*at) as f32 + 1.0) / (frames + 1.0);
             (old.as_ref().unwrap_or(&e.base), t.clamp(0.0, 1.0))
         }))
     }
@@ -303,8 +335,8 @@ impl Streamer {
         let frames = self.options.mesh_cross_fade_frames as u64;
         let over = self.gpu.held_bytes() > self.hard_budget();
         for id in self.mesh_ids() {
-            let frame = self.frame;
-            let e = self.meshes.get_mut(id).expect("live id");
+            let frame = self.frame.number;
+            let e = self.meshes.entries.get_mut(id).expect("live id");
             if e.fading
                 .as_ref()
                 .is_some_and(|(_, at)| over || frame >= at + frames)
@@ -319,9 +351,9 @@ impl Streamer {
     /// Replaces the LOD drawn (`new`: a finer LOD, or `None` for the
     /// coarsest); the old detail fades out or goes at once.
     pub(super) fn swap_detail(&mut self, id: MeshId, new: Option<GpuMesh>) {
-        let frame = self.frame;
+        let frame = self.frame.number;
         let fade = self.options.mesh_cross_fade_frames > 0;
-        let e = self.meshes.get_mut(id).expect("live id");
+        let e = self.meshes.entries.get_mut(id).expect("live id");
         let old = std::mem::replace(&mut e.detail, new);
         e.since_frame = frame;
         // a fade still running ends now: one old LOD at a time
@@ -339,7 +371,11 @@ impl Streamer {
 
     /// A mesh's LODs in brief.
     pub fn mesh_status(&self, id: MeshId) -> Result<MeshStatus, StreamerError> {
-        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let e = self
+            .meshes
+            .entries
+            .get(id)
+            .ok_or(StreamerError::StaleMesh(id))?;
         let p = self.mesh_plan(id);
         Ok(MeshStatus {
             resident: e.lod(),
@@ -352,7 +388,11 @@ impl Streamer {
     /// Bytes a mesh holds with `lod` drawn (its coarsest LOD included; LODs
     /// past the coarsest count as the coarsest).
     pub fn mesh_bytes_at(&self, id: MeshId, lod: u32) -> Result<u64, StreamerError> {
-        let e = self.meshes.get(id).ok_or(StreamerError::StaleMesh(id))?;
+        let e = self
+            .meshes
+            .entries
+            .get(id)
+            .ok_or(StreamerError::StaleMesh(id))?;
         Ok(e.plan.bytes(lod.min(e.plan.coarsest())))
     }
 
@@ -364,11 +404,15 @@ impl Streamer {
 
     /// The meshes registered now.
     pub fn mesh_ids(&self) -> Vec<MeshId> {
-        self.meshes.iter::<MeshId>().map(|(id, _)| id).collect()
+        self.meshes
+            .entries
+            .iter::<MeshId>()
+            .map(|(id, _)| id)
+            .collect()
     }
 
     pub(super) fn mesh_plan(&self, id: MeshId) -> MeshPlan {
-        let e = self.meshes.get(id);
+        let e = self.meshes.entries.get(id);
         self.planner
             .last_plan()
             .meshes
@@ -389,7 +433,7 @@ impl Streamer {
         match desc
             .meshes
             .iter()
-            .find(|(m, _)| self.meshes.get(*m).is_none())
+            .find(|(m, _)| self.meshes.entries.get(*m).is_none())
         {
             Some((m, _)) => Err(StreamerError::StaleMesh(*m)),
             None => Ok(()),
@@ -404,6 +448,7 @@ impl Streamer {
     pub(super) fn mesh_resident(&self) -> Vec<MeshResident> {
         let n = self
             .meshes
+            .entries
             .iter::<MeshId>()
             .map(|(id, _)| id.index() + 1)
             .max()
@@ -415,7 +460,7 @@ impl Streamer {
             };
             n
         ];
-        for (id, e) in self.meshes.iter::<MeshId>() {
+        for (id, e) in self.meshes.entries.iter::<MeshId>() {
             out[id.index()] = MeshResident {
                 lod: e.lod(),
                 since_frame: e.since_frame,
@@ -427,18 +472,23 @@ impl Streamer {
     /// Bytes of every mesh's coarsest LOD (always resident).
     pub(super) fn mesh_base_bytes(&self) -> u64 {
         self.meshes
+            .entries
             .iter::<MeshId>()
             .map(|(_, e)| e.base.bytes)
             .sum()
     }
 
     pub(super) fn accept_mesh_load(&mut self, r: MeshLoadResult) {
-        let frame = self.frame;
+        let frame = self.frame.number;
         let backoff = self.options.retry_backoff_frames;
         let Some(id) = self.decode_mesh_key(r.key) else {
             return;
         };
-        let e = self.meshes.get_mut(id).expect("decoded ids are live");
+        let e = self
+            .meshes
+            .entries
+            .get_mut(id)
+            .expect("decoded ids are live");
         if e.requested != Some(r.lod) {
             return; // a LOD no longer wanted
         }
@@ -449,9 +499,9 @@ impl Streamer {
                 e.pending = Some(data);
             }
             Err(err) => {
-                self.stats.failed_loads += 1;
+                self.frame.stats.failed_loads += 1;
                 if matches!(err, MeshLoadError::Panicked { .. }) {
-                    self.stats.panicked_loads += 1;
+                    self.frame.stats.panicked_loads += 1;
                 }
                 e.load.fail(err.to_string(), frame, backoff);
             }
@@ -462,18 +512,18 @@ impl Streamer {
         let LoadKey::Mesh { slot, generation } = key else {
             return None;
         };
-        let id: MeshId = self.meshes.id_at(slot as usize)?;
+        let id: MeshId = self.meshes.entries.id_at(slot as usize)?;
         (id.generation() == generation).then_some(id)
     }
 
     /// Submits the loads the plan needs: the planned LOD when it is finer
     /// than the coarsest and not the one drawn.
     pub(super) fn request_mesh_loads(&mut self) {
-        let frame = self.frame;
+        let frame = self.frame.number;
         let ids = self.mesh_ids();
         for id in ids {
             let p = self.mesh_plan(id);
-            let e = self.meshes.get_mut(id).expect("live id");
+            let e = self.meshes.entries.get_mut(id).expect("live id");
             let want = (p.target < e.plan.coarsest() && p.target != e.lod()).then_some(p.target);
             if let Some(lod) = e.requested.filter(|&l| Some(l) != want) {
                 self.loader.cancel(mesh_key(id), lod);
@@ -501,7 +551,7 @@ impl Streamer {
                 priority: p.priority.max(1e-30),
             });
             e.requested = Some(lod);
-            self.stats.requested += 1;
+            self.frame.stats.requested += 1;
         }
     }
 
@@ -510,7 +560,7 @@ impl Streamer {
     /// waits for room the plan does not have.
     pub(super) fn meshes_converged(&self, settled: bool) -> bool {
         let fixed = self.policy() != crate::plan::Policy::Budget;
-        self.meshes.iter::<MeshId>().all(|(id, e)| {
+        self.meshes.entries.iter::<MeshId>().all(|(id, e)| {
             let p = self.mesh_plan(id);
             e.load.failure.is_some()
                     || p.target == e.lod()
@@ -524,6 +574,7 @@ impl Streamer {
 
     pub(super) fn mesh_reports(&self, frame: u64) -> Vec<MeshReport> {
         self.meshes
+            .entries
             .iter::<MeshId>()
             .map(|(id, e)| {
                 let p = self.mesh_plan(id);
@@ -568,12 +619,17 @@ impl Streamer {
 
     /// The mesh half of `check_invariants`.
     pub(super) fn check_mesh_invariants(&self) -> Result<(), super::InvariantViolation> {
-        let live: u64 = self.meshes.iter::<MeshId>().map(|(_, e)| e.bytes()).sum();
+        let live: u64 = self
+            .meshes
+            .entries
+            .iter::<MeshId>()
+            .map(|(_, e)| e.bytes())
+            .sum();
         let accounted = self.gpu.mesh_bytes();
         if live != accounted {
             return Err(super::InvariantViolation::MeshAccounting { accounted, live });
         }
-        for (id, e) in self.meshes.iter::<MeshId>() {
+        for (id, e) in self.meshes.entries.iter::<MeshId>() {
             let coarsest = e.plan.coarsest();
             let detail = e.detail.as_ref().map(|d| d.lod);
             let fading = e

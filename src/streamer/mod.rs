@@ -96,6 +96,7 @@ mod apply;
 mod arrivals;
 mod budget;
 mod canonical;
+mod frame;
 mod load_state;
 mod meshes;
 mod objects;
@@ -204,35 +205,12 @@ pub struct Streamer {
     planner: PlanHandle,
     loader: Loader,
     budget: BudgetState,
-    textures: Slots<textures::TextureEntry>,
-    /// What each texture slot holds, dense (see `slots.rs`).
-    slots: slots::TextureSlots,
-    /// Bytes of every registered texture's tail (kept as textures come and
-    /// go: summed over 10,000 textures several times a frame it cost a
-    /// third of `update`'s own time).
-    texture_tails: u64,
-    /// What last frame's work held back (its `held_back` reason to clear).
-    held: Vec<work::Asset>,
-    meshes: Slots<meshes::MeshEntry>,
-    /// Engine-held meshes' uploads and releases since `take_mesh_events`.
-    mesh_events: Vec<MeshEvent>,
+    textures: textures::TextureTable,
+    meshes: meshes::MeshTable,
     objects: Slots<ObjectEntry>,
-    frame: u64,
-    stats: FrameStats,
-    /// Textures whose view changed since `take_changed` (filled by swaps).
-    changed: Vec<TextureId>,
-    /// Registrations so far (each tail load gets its own key).
-    tail_loads: u64,
-    views: Vec<View>,
-    /// The last view `update` skipped and why (see [`View::validate`]).
-    rejected_view: Option<(u64, ViewError)>,
+    frame: frame::FrameState,
     /// Settings `with_options`/`set_budget` clamped, one line each.
     settings_warnings: Vec<String>,
-    /// Whether compressed textures can be copied GPU-side on this device.
-    gpu_copies: bool,
-    /// Levels that came back unstaged because the loader staging reserve
-    /// was full, to hand back to the loaders next update (`textures.rs`).
-    restage: Vec<arrivals::Restage>,
 }
 
 impl Streamer {
@@ -279,22 +257,14 @@ impl Streamer {
                 options.oom_backoff_frames,
             ),
             options,
-            textures: Slots::owned_by(owner),
-            slots: slots::TextureSlots::default(),
-            texture_tails: 0,
-            held: Vec::new(),
-            meshes: Slots::owned_by(owner),
-            mesh_events: Vec::new(),
+            textures: textures::TextureTable::new(
+                owner,
+                memory::copies_compressed_textures(device),
+            ),
+            meshes: meshes::MeshTable::new(owner),
             objects: Slots::owned_by(owner),
-            frame: 0,
-            stats: FrameStats::default(),
-            changed: Vec::new(),
-            tail_loads: 0,
-            views: Vec::new(),
-            rejected_view: None,
+            frame: frame::FrameState::default(),
             settings_warnings: Vec::new(),
-            gpu_copies: memory::copies_compressed_textures(device),
-            restage: Vec::new(),
         };
         s.gpu.set_pool_capacity(s.pool_capacity());
         s.gpu.set_count_retiring(s.options.count_retiring);
@@ -310,7 +280,7 @@ impl Streamer {
             .set_mesh_growth_keeps_old_lod(s.options.mesh_cross_fade_frames > 0);
         s.planner
             .get()
-            .set_growth_restages_kept_levels(!s.gpu_copies);
+            .set_growth_restages_kept_levels(!s.textures.gpu_copies);
         s
     }
 
@@ -322,7 +292,9 @@ impl Streamer {
     /// Whether `update` now takes its plan from the planner thread
     /// ([`StreamerOptions::plan_thread`] for the textures registered now).
     pub fn plans_in_background(&self) -> bool {
-        self.options.plan_thread.in_background(self.textures.len())
+        self.options
+            .plan_thread
+            .in_background(self.textures.entries.len())
     }
 
     /// Changes the budget; it takes effect at the next `update`. A budget
@@ -431,15 +403,15 @@ impl Streamer {
 
     /// The frame counter (`update` calls so far).
     pub fn frame(&self) -> u64 {
-        self.frame
+        self.frame.number
     }
 
     /// Textures whose view changed since the last call (rebuild their bind groups).
     pub fn take_changed(&mut self) -> Vec<TextureId> {
-        let mut v = std::mem::take(&mut self.changed);
+        let mut v = std::mem::take(&mut self.textures.changed);
         v.sort_unstable();
         v.dedup();
-        v.retain(|id| self.textures.get(*id).is_some());
+        v.retain(|id| self.textures.entries.get(*id).is_some());
         v
     }
 
@@ -460,7 +432,7 @@ impl Streamer {
     /// wgpu textures mipstream answers for: the registered, pooled and
     /// retiring ones (what GL's live-texture count shows of mipstream).
     pub fn gpu_textures(&self) -> u64 {
-        self.textures.len() as u64 + self.gpu.released_textures()
+        self.textures.entries.len() as u64 + self.gpu.released_textures()
     }
 
     /// Held and retiring together: what the budget limits.
@@ -491,17 +463,19 @@ impl Streamer {
     /// Whether any texture or mesh is backing off after a failed load.
     pub fn has_failures(&self) -> bool {
         self.textures
+            .entries
             .iter::<TextureId>()
             .any(|(_, e)| e.load.failure.is_some())
             || self
                 .meshes
+                .entries
                 .iter::<MeshId>()
                 .any(|(_, e)| e.load.failure.is_some())
     }
 
     /// The last frame's work.
     pub fn frame_stats(&self) -> FrameStats {
-        self.stats
+        self.frame.stats
     }
 
     /// The device the streamer uses.
@@ -520,58 +494,18 @@ impl Streamer {
         self.end_fades();
         let plan_start = Instant::now();
         self.plan();
-        self.stats.plan_time = plan_start.elapsed();
+        self.frame.stats.plan_time = plan_start.elapsed();
         self.request_loads();
         self.request_mesh_loads();
         self.work();
         if self.plans_in_background() {
             let handover = Instant::now();
             self.plan_next();
-            self.stats.plan_time += handover.elapsed();
+            self.frame.stats.plan_time += handover.elapsed();
         }
         self.end_frame(waits);
-        self.stats.update_time = start.elapsed();
-        self.stats
-    }
-
-    fn begin_frame(&mut self, views: &[View]) {
-        self.frame += 1;
-        self.stats = FrameStats {
-            frame: self.frame,
-            ..Default::default()
-        };
-        self.views.clear();
-        for v in views {
-            match v.validate() {
-                Ok(()) => self.views.push(*v),
-                Err(e) => {
-                    self.stats.rejected_views += 1;
-                    self.rejected_view = Some((self.frame, e));
-                }
-            }
-        }
-        // released resources the engine no longer binds dropped first
-        self.gpu.begin_update();
-        self.gpu.poll();
-        let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
-        self.budget
-            .refresh_driver(self.frame, self.gpu.device(), own);
-        self.budget.tick(self.frame);
-        if self.options.loader_staging_bytes > 0 {
-            self.size_staging_reserve();
-            // the poll above gave back the room of finished copies
-            self.restage_refused();
-        }
-    }
-
-    /// Finished loads from the loader threads (never waits).
-    fn drain(&mut self) {
-        for r in self.loader.drain() {
-            self.accept_load(r);
-        }
-        for r in self.loader.drain_meshes() {
-            self.accept_mesh_load(r);
-        }
+        self.frame.stats.update_time = start.elapsed();
+        self.frame.stats
     }
 
     /// Runs `update` until every texture holds its planned levels and no loads
@@ -593,10 +527,12 @@ impl Streamer {
             }
             let nothing_arrived = self
                 .textures
+                .entries
                 .iter::<TextureId>()
                 .all(|(_, e)| e.pending.is_empty())
                 && self
                     .meshes
+                    .entries
                     .iter::<MeshId>()
                     .all(|(_, e)| e.pending.is_none());
             if self.loader.outstanding() > 0 && nothing_arrived {
@@ -627,10 +563,10 @@ impl Streamer {
         let fixed = self.policy() != Policy::Budget;
         // a plan made on the planner thread may predate these views or a
         // change to the scene: holding it is not holding their plan
-        let current = !self.plans_in_background() || self.planner.is_current_for(&self.views);
+        let current = !self.plans_in_background() || self.planner.is_current_for(&self.frame.views);
         current
             && self.loader.outstanding() == 0
-            && self.restage.is_empty()
+            && self.textures.restage.is_empty()
             && self.textures_converged(settled, fixed)
             && self.meshes_converged(settled)
     }
@@ -645,26 +581,26 @@ impl Streamer {
         let held = self.gpu.held_bytes();
         let budget = self.hard_budget();
         // a forced shrink's staging (GL) is memory a cut gives back
-        let staged = u64::from(self.stats.giving_back) * self.gpu.staging_bytes();
+        let staged = u64::from(self.frame.stats.giving_back) * self.gpu.staging_bytes();
         // unless the device refused the shrinks that would have freed it, or
         // a cut is given back at its pace
-        let excused = self.stats.stuck_over_budget || self.stats.cut_paced;
+        let excused = self.frame.stats.stuck_over_budget || self.frame.stats.cut_paced;
         if held - staged > budget && !excused {
             return Err(InvariantViolation::OverBudget { held, budget });
         }
         // with what the GPU holds: an update begun within the budget ends
         // within it; one begun over it gives back and grows nothing
         let gpu = self.gpu.accounted_bytes();
-        if gpu > budget && !self.stats.giving_back && !self.stats.stuck_over_budget {
+        if gpu > budget && !self.frame.stats.giving_back && !self.frame.stats.stuck_over_budget {
             return Err(InvariantViolation::OverBudgetOnGpu {
                 held,
                 retiring: self.gpu.retiring_bytes(),
                 budget,
             });
         }
-        if self.stats.giving_back && self.stats.grown > 0 {
+        if self.frame.stats.giving_back && self.frame.stats.grown > 0 {
             return Err(InvariantViolation::GrewWhileGivingBack {
-                grown: self.stats.grown,
+                grown: self.frame.stats.grown,
             });
         }
         Ok(())
@@ -674,7 +610,7 @@ impl Streamer {
     /// pauses, the pool is dropped.
     fn record_oom(&mut self, what: String, bytes: u64) {
         let event = OomEvent {
-            frame: self.frame,
+            frame: self.frame.number,
             what,
             bytes,
             budget: self.effective_budget(),
@@ -704,8 +640,8 @@ impl Streamer {
             tail_bytes: self.tail_bytes(),
             totals,
             textures,
-            meshes: self.mesh_reports(self.frame),
-            frame: self.stats,
+            meshes: self.mesh_reports(self.frame.number),
+            frame: self.frame.stats,
             oom_events: self.oom_events().to_vec(),
             driver: self.budget.driver.clone(),
             allocator: memory::allocator_summary(self.gpu.device()),
@@ -728,20 +664,21 @@ impl Streamer {
                 memory::human_bytes(tails)
             ));
         }
-        if self.stats.stuck_over_budget {
+        if self.frame.stats.stuck_over_budget {
             w.push(format!(
                 "frame {}: {} held, over the {} budget in force: the device refused the shrinks that would free it (tried again next update)",
-                self.frame,
+                self.frame.number,
                 memory::human_bytes(self.gpu.held_bytes()),
                 memory::human_bytes(self.hard_budget())
             ));
         }
-        if let Some((frame, e)) = self.rejected_view {
+        if let Some((frame, e)) = self.frame.rejected_view {
             w.push(format!("frame {frame}: a view was skipped: {e}"));
         }
         let features = self.gpu.features();
         let fallback = self
             .textures
+            .entries
             .iter::<TextureId>()
             .filter(|(_, t)| t.rgba8_fallback(features))
             .count();
@@ -764,7 +701,7 @@ impl Streamer {
             return w;
         }
         let (mut missing, mut total) = (0, 0);
-        for (id, e) in self.textures.iter::<TextureId>() {
+        for (id, e) in self.textures.entries.iter::<TextureId>() {
             total += 1;
             match self.loss_source(id, e) {
                 LossSource::Measured => {}

@@ -71,7 +71,7 @@ impl Streamer {
         match desc
             .textures
             .iter()
-            .find(|(t, _)| self.textures.get(*t).is_none())
+            .find(|(t, _)| self.textures.entries.get(*t).is_none())
         {
             Some((t, _)) => Err(StreamerError::StaleTexture(*t)),
             None => Ok(()),

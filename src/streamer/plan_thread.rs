@@ -24,7 +24,6 @@
 //! when a plan is done), so the streamer's reports and checks read it while
 //! the next one is being made.
 
-use super::Streamer;
 use crate::plan::{
     MeshPlan, MeshResident, Plan, Planner, Policy, ResidentState, TexturePlan, View,
 };
@@ -396,67 +395,5 @@ impl PlanHandle {
             target: coarsest,
             ..MeshPlan::default()
         };
-    }
-}
-
-impl Streamer {
-    /// Plans within the planner's budget: the effective one less any
-    /// headroom (the plan keeps room for its own growth inside it; the
-    /// recycle pool gives way to it, see `budget.rs`).
-    pub(super) fn plan(&mut self) {
-        // in the background: the plan finished since the last update, or
-        // (while the next is still running) the last one again; a plan now
-        // only before the first
-        let progress = if self.plans_in_background() {
-            self.planner.poll()
-        } else {
-            Progress::Idle
-        };
-        match progress {
-            Progress::Finished(worker_time) => self.stats.plan_worker_time = worker_time,
-            Progress::Running => {}
-            Progress::Idle => {
-                let inputs = self.plan_inputs(false);
-                self.planner.plan_now(&inputs);
-                self.planner.return_inputs(inputs);
-                // made in this update: its certificates were the render
-                // thread's time
-                self.stats.certificate_time = self.planner.last_plan().certificate_time;
-            }
-        }
-        self.stats.plan_age = self.frame - self.planner.plan_taken();
-        let plan = self.planner.last_plan();
-        self.stats.fit_error = plan.fit_error;
-        self.stats.fit_gap_lp = plan.fit_gap();
-        self.stats.fit_gap_knapsack = plan.fit_gap_knapsack();
-    }
-
-    /// Hands the planner this frame's inputs, if it is free (in the
-    /// background, at the end of `update`).
-    pub(super) fn plan_next(&mut self) {
-        if self.planner.is_here() {
-            let inputs = self.plan_inputs(true);
-            self.planner.plan_in_background(inputs);
-        }
-    }
-
-    /// What the planner plans from now: the views, the budget, what every
-    /// texture and mesh holds; `ahead`: for the next update.
-    pub(super) fn plan_inputs(&mut self, ahead: bool) -> PlanInputs {
-        self.check_slots();
-        let mut inputs = self.planner.take_inputs();
-        // the loaders' staging reserve is held whole, as the books count it
-        inputs.budget = self
-            .budget
-            .for_planner(self.tail_bytes(), self.options.transient_reserve)
-            .saturating_sub(self.gpu.staging_reserve().accounted());
-        inputs.views.clone_from(&self.views);
-        inputs.resident.clear();
-        inputs.resident.extend_from_slice(self.slots.resident());
-        inputs.meshes = self.mesh_resident();
-        inputs.taken_at = self.frame;
-        // a plan made ahead is for the next update, which carries it out
-        inputs.frame = self.frame + u64::from(ahead);
-        inputs
     }
 }

@@ -107,14 +107,14 @@ impl Streamer {
     /// differs from what they hold (the others neither shrink nor grow).
     pub(super) fn texture_facts(&self, which: Facts) -> Vec<work::TextureFacts<'_>> {
         if which == Facts::All {
-            let facts = self.textures.iter::<TextureId>();
+            let facts = self.textures.entries.iter::<TextureId>();
             return facts
                 .map(|(id, e)| e.facts(id, self.texture_plan(id)))
                 .collect();
         }
         // the dense arrays say which differ; only those entries are read
         let plan = &self.planner.last_plan().textures;
-        let resident = self.slots.resident();
+        let resident = self.textures.slots.resident();
         let differs = (0..resident.len()).filter_map(|slot| {
             let (p, r) = (plan.get(slot).copied().unwrap_or_default(), resident[slot]);
             let wanted = match which {
@@ -124,8 +124,8 @@ impl Streamer {
             wanted.then_some((slot, p))
         });
         let facts = differs.filter_map(|(slot, p)| {
-            let id = self.textures.id_at::<TextureId>(slot)?;
-            let e = self.textures.get(id).expect("a live slot");
+            let id = self.textures.entries.id_at::<TextureId>(slot)?;
+            let e = self.textures.entries.get(id).expect("a live slot");
             if which == (Facts::Growing { paused: false }) && e.pending.is_empty() {
                 return None;
             }

@@ -8,8 +8,10 @@
 //! the plan asks for them and wait in `pending` once they arrive, until
 //! this frame's decisions (`work.rs`) build them in.
 
+use super::arrivals::Restage;
 use super::load_state::{why_below, Below, LoadState};
 use super::prepare::{layout, Layout, PreparedTexture};
+use super::slots::TextureSlots;
 use super::work::{Geometry, TextureFacts};
 use super::{
     BelowReason, LossSource, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport,
@@ -18,6 +20,7 @@ use super::{
 use crate::container::TextureFile;
 use crate::format::TargetFormat;
 use crate::gpu::GpuTexture;
+use crate::ids::Slots;
 use crate::ids::TextureId;
 use crate::kinds::{TextureClass, Tier};
 use crate::plan::{Limit, PlanTexture, ResidentState, TexturePlan};
@@ -25,6 +28,43 @@ use crate::transcode::{ChannelLayout, LevelImage, Output, TargetChoice, Transcod
 use crate::worker::{LoadKey, LoadRequest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+
+/// The textures' side of the streamer: the entries, what each slot holds
+/// (dense, for the plan), their tails' bytes, what changed for the engine,
+/// and the levels waiting for loader staging again.
+#[derive(Debug)]
+pub(super) struct TextureTable {
+    pub(super) entries: Slots<TextureEntry>,
+    /// What each texture slot holds, dense (see `slots.rs`).
+    pub(super) slots: TextureSlots,
+    /// Bytes of every registered texture's tail (kept as textures come and
+    /// go: summed over 10,000 textures several times a frame it cost a
+    /// third of `update`'s own time).
+    pub(super) tails: u64,
+    /// Textures whose view changed since `take_changed` (filled by swaps).
+    pub(super) changed: Vec<TextureId>,
+    /// Registrations so far (each tail load gets its own key).
+    pub(super) tail_loads: u64,
+    /// Levels that came back unstaged because the loader staging reserve
+    /// was full, to hand back to the loaders next update.
+    pub(super) restage: Vec<Restage>,
+    /// Whether compressed textures can be copied GPU-side on this device.
+    pub(super) gpu_copies: bool,
+}
+
+impl TextureTable {
+    pub(super) fn new(owner: u32, gpu_copies: bool) -> Self {
+        Self {
+            entries: Slots::owned_by(owner),
+            slots: TextureSlots::default(),
+            tails: 0,
+            changed: Vec::new(),
+            tail_loads: 0,
+            restage: Vec::new(),
+            gpu_copies,
+        }
+    }
+}
 
 /// One registered texture.
 #[derive(Debug)]
@@ -202,8 +242,8 @@ impl Streamer {
         }
         let (resident, shadow) =
             self.tail_texture(&label, &desc.file, &geometry, &plan, &tail_levels)?;
-        self.texture_tails += plan.bytes(plan.tail_level, Tier::Full);
-        let id: TextureId = self.textures.insert(TextureEntry {
+        self.textures.tails += plan.bytes(plan.tail_level, Tier::Full);
+        let id: TextureId = self.textures.entries.insert(TextureEntry {
             label,
             file: desc.file,
             class: desc.class,
@@ -212,7 +252,7 @@ impl Streamer {
             plan: plan.clone(),
             resident,
             tier: Tier::Full,
-            since_frame: self.frame,
+            since_frame: self.frame.number,
             generation: 0,
             pending: BTreeMap::new(),
             pending_tier: Tier::Full,
@@ -221,13 +261,15 @@ impl Streamer {
             load: LoadState::default(),
             shadow,
         });
-        self.slots
-            .set(id.index(), self.textures.get(id).expect("inserted").state());
+        self.textures.slots.set(
+            id.index(),
+            self.textures.entries.get(id).expect("inserted").state(),
+        );
         let tail_level = plan.tail_level;
         self.planner.get().set_texture(id.index(), plan);
         self.planner.hold_new_texture(id.index(), tail_level);
         self.planner.note_loss(id.index());
-        self.changed.push(id);
+        self.textures.changed.push(id);
         Ok(id)
     }
 
@@ -262,7 +304,7 @@ impl Streamer {
             .formats
             .iter()
             .any(|f| f.block_dimensions() != (1, 1));
-        let shadow = (!self.gpu_copies && compressed)
+        let shadow = (!self.textures.gpu_copies && compressed)
             .then(|| tail_levels.iter().map(|l| (l.level, l.clone())).collect());
         Ok((resident, shadow))
     }
@@ -272,6 +314,7 @@ impl Streamer {
     pub(super) fn reset_texture_to_tail(&mut self, id: TextureId) -> Result<(), StreamerError> {
         let e = self
             .textures
+            .entries
             .get(id)
             .ok_or(StreamerError::StaleTexture(id))?;
         let (file, choice, geometry, plan, label) = (
@@ -283,8 +326,8 @@ impl Streamer {
         );
         let tail = self.load_now(&file, &choice, plan.tail_level..plan.level_count, &label)?;
         let (resident, shadow) = self.tail_texture(&label, &file, &geometry, &plan, &tail)?;
-        let frame = self.frame;
-        let e = self.textures.get_mut(id).expect("checked above");
+        let frame = self.frame.number;
+        let e = self.textures.entries.get_mut(id).expect("checked above");
         let old = std::mem::replace(&mut e.resident, resident);
         e.tier = Tier::Full;
         e.since_frame = frame;
@@ -295,9 +338,9 @@ impl Streamer {
         e.restage_tries.clear();
         e.load = LoadState::default();
         e.shadow = shadow;
-        self.slots.set(id.index(), e.state());
+        self.textures.slots.set(id.index(), e.state());
         self.gpu.release(old);
-        self.changed.push(id);
+        self.textures.changed.push(id);
         Ok(())
     }
 
@@ -321,8 +364,8 @@ impl Streamer {
     ) -> Result<Vec<LevelImage>, StreamerError> {
         // a key of its own per registration: results of an earlier failed
         // registration still in flight must not be taken for this one's
-        self.tail_loads += 1;
-        let key = LoadKey::Tail(self.tail_loads);
+        self.textures.tail_loads += 1;
+        let key = LoadKey::Tail(self.textures.tail_loads);
         for level in levels.clone() {
             self.loader.submit(LoadRequest {
                 key,
@@ -368,16 +411,17 @@ impl Streamer {
     pub fn remove_texture(&mut self, id: TextureId) -> Result<(), StreamerError> {
         let e = self
             .textures
+            .entries
             .remove(id)
             .ok_or(StreamerError::StaleTexture(id))?;
-        self.texture_tails -= e.tail_bytes();
+        self.textures.tails -= e.tail_bytes();
         self.gpu.release(e.resident);
         for level in e.requested {
             self.loader.cancel(load_key(id, e.pending_tier), level);
         }
         self.planner.get().remove_texture(id.index());
         self.planner.note_loss(id.index());
-        self.slots.free(id.index());
+        self.textures.slots.free(id.index());
         let affected: Vec<crate::ids::ObjectId> = self
             .objects
             .iter::<crate::ids::ObjectId>()
@@ -393,7 +437,10 @@ impl Streamer {
     }
 
     fn texture(&self, id: TextureId) -> Result<&TextureEntry, StreamerError> {
-        self.textures.get(id).ok_or(StreamerError::StaleTexture(id))
+        self.textures
+            .entries
+            .get(id)
+            .ok_or(StreamerError::StaleTexture(id))
     }
 
     /// The view to bind for a texture. It changes when the resident levels do
@@ -449,6 +496,7 @@ impl Streamer {
     /// Every registered texture's id.
     pub fn texture_ids(&self) -> Vec<TextureId> {
         self.textures
+            .entries
             .iter::<TextureId>()
             .map(|(id, _)| id)
             .collect()
@@ -467,13 +515,14 @@ impl Streamer {
     /// Bytes of every texture's always-resident tail.
     pub(super) fn texture_tail_bytes(&self) -> u64 {
         debug_assert_eq!(
-            self.texture_tails,
+            self.textures.tails,
             self.textures
+                .entries
                 .iter::<TextureId>()
                 .map(|(_, e)| e.tail_bytes())
                 .sum::<u64>()
         );
-        self.texture_tails
+        self.textures.tails
     }
 
     /// Debug builds check the dense slot arrays against the entries every
@@ -481,9 +530,16 @@ impl Streamer {
     /// texture with anything in flight.
     pub(super) fn check_slots(&self) {
         if cfg!(debug_assertions) {
-            for (id, e) in self.textures.iter::<TextureId>() {
-                debug_assert_eq!(self.slots.resident()[id.index()], e.state(), "{id:?}");
-                debug_assert!(self.slots.needs_attention(id.index()) || e.idle(), "{id:?}");
+            for (id, e) in self.textures.entries.iter::<TextureId>() {
+                debug_assert_eq!(
+                    self.textures.slots.resident()[id.index()],
+                    e.state(),
+                    "{id:?}"
+                );
+                debug_assert!(
+                    self.textures.slots.needs_attention(id.index()) || e.idle(),
+                    "{id:?}"
+                );
             }
         }
     }
@@ -492,31 +548,31 @@ impl Streamer {
     /// texture, textures by the plan's priority), cancels what is no longer
     /// wanted, and waits out failures' back-off.
     pub(super) fn request_loads(&mut self) {
-        for slot in 0..self.slots.len() {
+        for slot in 0..self.textures.slots.len() {
             // holds its plan (or more) and nothing in flight: most textures,
             // most frames, decided on the dense arrays alone
-            let r = self.slots.resident()[slot];
+            let r = self.textures.slots.resident()[slot];
             let target = self.planner.last_plan().textures.get(slot);
             let target = target.copied().unwrap_or_default();
-            if !self.slots.needs_attention(slot)
+            if !self.textures.slots.needs_attention(slot)
                 && target.tier == r.tier
                 && target.target >= r.level
             {
                 continue;
             }
-            let Some(id) = self.textures.id_at::<TextureId>(slot) else {
+            let Some(id) = self.textures.entries.id_at::<TextureId>(slot) else {
                 continue;
             };
             self.request_levels(id, target);
-            let idle = self.textures.get(id).expect("a live slot").idle();
-            self.slots.set_attention(slot, !idle);
+            let idle = self.textures.entries.get(id).expect("a live slot").idle();
+            self.textures.slots.set_attention(slot, !idle);
         }
     }
 
     /// One texture's part of [`Self::request_loads`].
     fn request_levels(&mut self, id: TextureId, target: TexturePlan) {
-        let frame = self.frame;
-        let e = self.textures.get_mut(id).expect("a live slot");
+        let frame = self.frame.number;
+        let e = self.textures.entries.get_mut(id).expect("a live slot");
         let n = e.levels();
         // switching tier: everything of the new tier from the target down
         let (tier, wanted) = if target.tier != e.tier {
@@ -593,14 +649,14 @@ impl Streamer {
                 stage: e.shadow.is_none(),
             });
             e.requested.insert(level);
-            self.stats.requested += 1;
+            self.frame.stats.requested += 1;
         }
     }
 
     /// Whether every texture holds its plan (see [`Streamer::converged`]).
     pub(super) fn textures_converged(&self, settled: bool, fixed: bool) -> bool {
         let plan = self.planner.last_plan();
-        self.textures.iter::<TextureId>().all(|(id, e)| {
+        self.textures.entries.iter::<TextureId>().all(|(id, e)| {
             let p = plan.textures.get(id.index());
             e.load.failure.is_some()
                 || p.is_some_and(|p| p.target == e.resident.first_level && p.tier == e.tier)
@@ -614,8 +670,9 @@ impl Streamer {
 
     /// The texture rows of the report; adds their bytes to `totals`.
     pub(super) fn texture_reports(&self, totals: &mut Totals) -> Vec<TextureReport> {
-        let paused = self.frame < self.budget.paused_until();
+        let paused = self.frame.number < self.budget.paused_until();
         self.textures
+            .entries
             .iter::<TextureId>()
             .map(|(id, e)| {
                 let p = self.texture_plan(id);
@@ -695,6 +752,7 @@ impl Streamer {
     pub(super) fn check_texture_invariants(&self) -> Result<(), super::InvariantViolation> {
         let live: u64 = self
             .textures
+            .entries
             .iter::<TextureId>()
             .map(|(_, e)| e.bytes())
             .sum();
@@ -702,7 +760,7 @@ impl Streamer {
         if live != accounted {
             return Err(super::InvariantViolation::Accounting { accounted, live });
         }
-        for (id, e) in self.textures.iter::<TextureId>() {
+        for (id, e) in self.textures.entries.iter::<TextureId>() {
             let (first, end) = (
                 e.resident.first_level,
                 e.resident.first_level + e.resident.level_count,
