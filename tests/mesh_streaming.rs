@@ -10,7 +10,7 @@ use glam::{UVec2, Vec3};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::mesh::{write_mesh, LodData, MeshFile, Vertex};
 use mipstream::streamer::{
-    BelowReason, MeshEvent, MeshStorage, PreparedMesh, ResidencyState, StreamerError,
+    BelowReason, MeshEvent, MeshStorage, PreparedMesh, ResidencyState, StaleId, StreamerError,
 };
 use mipstream::{
     Budget, ByteSource, MemorySource, MeshDesc, ObjectDesc, Streamer, StreamerOptions, View,
@@ -168,18 +168,12 @@ fn a_mesh_is_drawable_from_registration_and_follows_the_camera() {
     s.remove_mesh(id).unwrap();
     assert_eq!(s.report().totals.mesh, 0);
     s.check_invariants().unwrap();
-    assert!(matches!(
-        s.mesh_buffers(id),
-        Err(StreamerError::StaleMesh(_))
-    ));
-    assert!(matches!(
-        s.remove_mesh(id),
-        Err(StreamerError::StaleMesh(_))
-    ));
+    assert_eq!(s.mesh_buffers(id).err(), Some(StaleId::Mesh(id)));
+    assert_eq!(s.remove_mesh(id), Err(StaleId::Mesh(id)));
     let stale = ObjectDesc::sphere(Vec3::ZERO, 1.0).with_mesh(id, 1.0);
     assert!(matches!(
         s.register_object(stale),
-        Err(StreamerError::StaleMesh(_))
+        Err(StreamerError::Stale(StaleId::Mesh(m))) if m == id
     ));
 }
 

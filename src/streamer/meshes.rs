@@ -12,6 +12,7 @@
 
 use super::load_state::{why_below, Below, LoadState};
 use super::work::{MeshFacts, PendingLod};
+use super::StaleId;
 use super::{BelowReason, Streamer, StreamerError};
 use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
@@ -272,12 +273,8 @@ impl Streamer {
     }
 
     /// Removes a mesh; objects that showed it stop counting it.
-    pub fn remove_mesh(&mut self, id: MeshId) -> Result<(), StreamerError> {
-        let e = self
-            .meshes
-            .entries
-            .remove(id)
-            .ok_or(StreamerError::StaleMesh(id))?;
+    pub fn remove_mesh(&mut self, id: MeshId) -> Result<(), StaleId> {
+        let e = self.meshes.entries.remove(id).ok_or(StaleId::Mesh(id))?;
         if let Some(lod) = e.requested {
             self.loader.cancel(mesh_key(id), lod);
         }
@@ -302,12 +299,8 @@ impl Streamer {
 
     /// The buffers to draw a mesh with this frame (the finest resident LOD).
     /// They change only in [`update`](Self::update).
-    pub fn mesh_buffers(&self, id: MeshId) -> Result<&GpuMesh, StreamerError> {
-        let e = self
-            .meshes
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleMesh(id))?;
+    pub fn mesh_buffers(&self, id: MeshId) -> Result<&GpuMesh, StaleId> {
+        let e = self.meshes.entries.get(id).ok_or(StaleId::Mesh(id))?;
         Ok(e.detail.as_ref().unwrap_or(&e.base))
     }
 
@@ -316,12 +309,8 @@ impl Streamer {
     /// is, from 0 (just swapped) to 1. Draw the new LOD on the share `t` of
     /// the pixels and the old one on the rest (`MeshDraw::fade` `t` and
     /// `-t`). `None` when no fade runs.
-    pub fn mesh_fade(&self, id: MeshId) -> Result<Option<(&GpuMesh, f32)>, StreamerError> {
-        let e = self
-            .meshes
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleMesh(id))?;
+    pub fn mesh_fade(&self, id: MeshId) -> Result<Option<(&GpuMesh, f32)>, StaleId> {
+        let e = self.meshes.entries.get(id).ok_or(StaleId::Mesh(id))?;
         let frames = self.options.mesh_cross_fade_frames.max(1) as f32;
         Ok(e.fading.as_ref().map(|(old, at)| {
             let t = (self.frame.number.saturating_sub(*at) as f32 + 1.0) / (frames + 1.0);
@@ -370,12 +359,8 @@ impl Streamer {
     }
 
     /// A mesh's LODs in brief.
-    pub fn mesh_status(&self, id: MeshId) -> Result<MeshStatus, StreamerError> {
-        let e = self
-            .meshes
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleMesh(id))?;
+    pub fn mesh_status(&self, id: MeshId) -> Result<MeshStatus, StaleId> {
+        let e = self.meshes.entries.get(id).ok_or(StaleId::Mesh(id))?;
         let p = self.mesh_plan(id);
         Ok(MeshStatus {
             resident: e.lod(),
@@ -387,12 +372,8 @@ impl Streamer {
 
     /// Bytes a mesh holds with `lod` drawn (its coarsest LOD included; LODs
     /// past the coarsest count as the coarsest).
-    pub fn mesh_bytes_at(&self, id: MeshId, lod: u32) -> Result<u64, StreamerError> {
-        let e = self
-            .meshes
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleMesh(id))?;
+    pub fn mesh_bytes_at(&self, id: MeshId, lod: u32) -> Result<u64, StaleId> {
+        let e = self.meshes.entries.get(id).ok_or(StaleId::Mesh(id))?;
         Ok(e.plan.bytes(lod.min(e.plan.coarsest())))
     }
 
@@ -429,13 +410,13 @@ impl Streamer {
             })
     }
 
-    pub(super) fn check_meshes(&self, desc: &super::ObjectDesc) -> Result<(), StreamerError> {
+    pub(super) fn check_meshes(&self, desc: &super::ObjectDesc) -> Result<(), StaleId> {
         match desc
             .meshes
             .iter()
             .find(|(m, _)| self.meshes.entries.get(*m).is_none())
         {
-            Some((m, _)) => Err(StreamerError::StaleMesh(*m)),
+            Some((m, _)) => Err(StaleId::Mesh(*m)),
             None => Ok(()),
         }
     }

@@ -138,19 +138,29 @@ use objects::ObjectEntry;
 use plan_thread::PlanHandle;
 use std::time::{Duration, Instant};
 
+/// An id that names nothing in this streamer: removed, or issued by
+/// another one. The only way a lookup (`texture_view`, `mesh_buffers`,
+/// `set_object`, ...) fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StaleId {
+    /// A texture id.
+    #[error("texture {0} is not registered (removed, or from another streamer)")]
+    Texture(TextureId),
+    /// An object id.
+    #[error("object {0} is not registered (removed, or from another streamer)")]
+    Object(ObjectId),
+    /// A mesh id.
+    #[error("mesh {0} is not registered (removed, or from another streamer)")]
+    Mesh(MeshId),
+}
+
 /// Why a streamer call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StreamerError {
-    /// The texture id was removed (or never issued by this streamer).
-    #[error("texture {0} is not registered (removed, or from another streamer)")]
-    StaleTexture(TextureId),
-    /// The object id was removed (or never issued by this streamer).
-    #[error("object {0} is not registered (removed, or from another streamer)")]
-    StaleObject(ObjectId),
-    /// The mesh id was removed (or never issued by this streamer).
-    #[error("mesh {0} is not registered (removed, or from another streamer)")]
-    StaleMesh(MeshId),
+    /// An id names nothing in this streamer.
+    #[error(transparent)]
+    Stale(#[from] StaleId),
     /// Opening a mesh file failed.
     #[error(transparent)]
     MeshOpen(crate::mesh::MeshError),

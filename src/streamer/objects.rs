@@ -2,6 +2,7 @@
 //! and meshes, each with the world units one UV unit or mesh unit spans.
 //! Objects are what the planner measures against the views.
 
+use super::StaleId;
 use super::{ObjectDesc, Streamer, StreamerError};
 use crate::ids::ObjectId;
 
@@ -22,13 +23,10 @@ impl Streamer {
     }
 
     /// Replaces an object's bounds and textures.
-    pub fn set_object(&mut self, id: ObjectId, desc: ObjectDesc) -> Result<(), StreamerError> {
+    pub fn set_object(&mut self, id: ObjectId, desc: ObjectDesc) -> Result<(), StaleId> {
         self.check_textures(&desc)?;
         self.check_meshes(&desc)?;
-        let o = self
-            .objects
-            .get_mut(id)
-            .ok_or(StreamerError::StaleObject(id))?;
+        let o = self.objects.get_mut(id).ok_or(StaleId::Object(id))?;
         o.desc = desc.clone();
         self.push_object(id, &desc);
         Ok(())
@@ -40,11 +38,8 @@ impl Streamer {
         id: ObjectId,
         center: glam::Vec3,
         half_extents: glam::Vec3,
-    ) -> Result<(), StreamerError> {
-        let o = self
-            .objects
-            .get_mut(id)
-            .ok_or(StreamerError::StaleObject(id))?;
+    ) -> Result<(), StaleId> {
+        let o = self.objects.get_mut(id).ok_or(StaleId::Object(id))?;
         o.desc.center = center;
         o.desc.half_extents = half_extents;
         self.planner
@@ -59,21 +54,19 @@ impl Streamer {
     }
 
     /// Removes an object.
-    pub fn remove_object(&mut self, id: ObjectId) -> Result<(), StreamerError> {
-        self.objects
-            .remove(id)
-            .ok_or(StreamerError::StaleObject(id))?;
+    pub fn remove_object(&mut self, id: ObjectId) -> Result<(), StaleId> {
+        self.objects.remove(id).ok_or(StaleId::Object(id))?;
         self.planner.get().remove_object(id.index());
         Ok(())
     }
 
-    fn check_textures(&self, desc: &ObjectDesc) -> Result<(), StreamerError> {
+    fn check_textures(&self, desc: &ObjectDesc) -> Result<(), StaleId> {
         match desc
             .textures
             .iter()
             .find(|(t, _)| self.textures.entries.get(*t).is_none())
         {
-            Some((t, _)) => Err(StreamerError::StaleTexture(*t)),
+            Some((t, _)) => Err(StaleId::Texture(*t)),
             None => Ok(()),
         }
     }

@@ -13,6 +13,7 @@ use super::load_state::{why_below, Below, LoadState};
 use super::prepare::{layout, Layout, PreparedTexture};
 use super::slots::TextureSlots;
 use super::work::{Geometry, TextureFacts};
+use super::StaleId;
 use super::{
     BelowReason, LossSource, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport,
     Totals,
@@ -312,11 +313,7 @@ impl Streamer {
     /// Puts a texture back to the state registration leaves it in: its tail
     /// alone, full tier, nothing requested or pending, no failure.
     pub(super) fn reset_texture_to_tail(&mut self, id: TextureId) -> Result<(), StreamerError> {
-        let e = self
-            .textures
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleTexture(id))?;
+        let e = self.textures.entries.get(id).ok_or(StaleId::Texture(id))?;
         let (file, choice, geometry, plan, label) = (
             e.file.clone(),
             e.choice,
@@ -408,12 +405,12 @@ impl Streamer {
     }
 
     /// Removes a texture; objects that showed it stop counting it.
-    pub fn remove_texture(&mut self, id: TextureId) -> Result<(), StreamerError> {
+    pub fn remove_texture(&mut self, id: TextureId) -> Result<(), StaleId> {
         let e = self
             .textures
             .entries
             .remove(id)
-            .ok_or(StreamerError::StaleTexture(id))?;
+            .ok_or(StaleId::Texture(id))?;
         self.textures.tails -= e.tail_bytes();
         self.gpu.release(e.resident);
         for level in e.requested {
@@ -436,27 +433,24 @@ impl Streamer {
         Ok(())
     }
 
-    fn texture(&self, id: TextureId) -> Result<&TextureEntry, StreamerError> {
-        self.textures
-            .entries
-            .get(id)
-            .ok_or(StreamerError::StaleTexture(id))
+    fn texture(&self, id: TextureId) -> Result<&TextureEntry, StaleId> {
+        self.textures.entries.get(id).ok_or(StaleId::Texture(id))
     }
 
     /// The view to bind for a texture. It changes when the resident levels do
     /// (see [`take_changed`](Self::take_changed)).
-    pub fn texture_view(&self, id: TextureId) -> Result<&wgpu::TextureView, StreamerError> {
+    pub fn texture_view(&self, id: TextureId) -> Result<&wgpu::TextureView, StaleId> {
         Ok(&self.texture(id)?.resident.view)
     }
 
     /// The resident texture (its first level, format and bytes).
-    pub fn resident(&self, id: TextureId) -> Result<&GpuTexture, StreamerError> {
+    pub fn resident(&self, id: TextureId) -> Result<&GpuTexture, StaleId> {
         Ok(&self.texture(id)?.resident)
     }
 
     /// Resident, wanted and planned levels of a texture (cheap; for per-frame
     /// debug views).
-    pub fn texture_status(&self, id: TextureId) -> Result<TextureStatus, StreamerError> {
+    pub fn texture_status(&self, id: TextureId) -> Result<TextureStatus, StaleId> {
         let e = self.texture(id)?;
         let p = self.texture_plan(id);
         Ok(TextureStatus {
@@ -472,24 +466,24 @@ impl Streamer {
     }
 
     /// Bytes the texture takes with every level resident in its full tier.
-    pub fn full_bytes(&self, id: TextureId) -> Result<u64, StreamerError> {
+    pub fn full_bytes(&self, id: TextureId) -> Result<u64, StaleId> {
         Ok(self.texture(id)?.plan.bytes(0, Tier::Full))
     }
 
     /// Bytes the texture takes with levels `first..` resident in its full
     /// tier (`first` clamped to its always-resident tail).
-    pub fn bytes_from_level(&self, id: TextureId, first: u32) -> Result<u64, StreamerError> {
+    pub fn bytes_from_level(&self, id: TextureId, first: u32) -> Result<u64, StaleId> {
         let e = self.texture(id)?;
         Ok(e.plan.bytes(first.min(e.plan.tail_level), Tier::Full))
     }
 
     /// How shaders should read the texture's channels.
-    pub fn channel_layout(&self, id: TextureId) -> Result<ChannelLayout, StreamerError> {
+    pub fn channel_layout(&self, id: TextureId) -> Result<ChannelLayout, StaleId> {
         Ok(self.texture(id)?.choice.layout)
     }
 
     /// A counter that increases each time the texture's view changes.
-    pub fn view_generation(&self, id: TextureId) -> Result<u64, StreamerError> {
+    pub fn view_generation(&self, id: TextureId) -> Result<u64, StaleId> {
         Ok(self.texture(id)?.generation)
     }
 

@@ -261,7 +261,9 @@ pub fn bench_frame(
                 let mut desc = TextureDesc::new(file.clone());
                 desc.label = Some(format!("t{i}"));
                 let t = s.register_texture(desc)?;
-                full += s.full_bytes(t)?;
+                full += s
+                    .full_bytes(t)
+                    .map_err(crate::streamer::StreamerError::from)?;
                 let x = (i % 5) as f32 * 3.0 - 6.0;
                 let z = -4.0 - (i / 5) as f32 * 6.0;
                 s.register_object(

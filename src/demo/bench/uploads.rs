@@ -247,7 +247,9 @@ pub fn bench_uploads(
                 let mut desc = TextureDesc::new(file.clone());
                 desc.label = Some(format!("g{g}-{k}"));
                 let id = s.register_texture(desc)?;
-                *bytes += s.full_bytes(id)?;
+                *bytes += s
+                    .full_bytes(id)
+                    .map_err(crate::streamer::StreamerError::from)?;
                 let centre = Vec3::new(
                     g as f32 * 1000.0 + ((k % 5) as f32 - 2.0) * 1.1,
                     ((k / 5) as f32 - 0.5) * 1.1,

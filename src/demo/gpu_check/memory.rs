@@ -70,7 +70,9 @@ fn scene(
     let mut full = 0;
     for (i, file) in files.iter().enumerate() {
         let t = s.register_texture(TextureDesc::new(file.clone()))?;
-        full += s.full_bytes(t)?;
+        full += s
+            .full_bytes(t)
+            .map_err(crate::streamer::StreamerError::from)?;
         let x = (i % 5) as f32 * 3.0 - 6.0;
         let z = -4.0 - (i / 5) as f32 * 6.0;
         s.register_object(ObjectDesc::sphere(Vec3::new(x, 0.0, z), 1.5).with_texture(t, 3.0))?;
