@@ -13,6 +13,9 @@
 //!    budget (see `apply.rs`);
 //! 5. the work is submitted; changed views are listed for rebinding.
 //!
+//! `frame.rs` holds these steps in this order; `textures.rs` and `meshes.rs`
+//! the tables they work on.
+//!
 //! The render thread never reads files or transcodes; `update` only plans,
 //! records GPU copies and copies arrived texels into a staging buffer
 //! (`Queue::write_texture`), or with
@@ -44,6 +47,17 @@
 //!   (its mip 0 is the finest resident level), so `textureDimensions`,
 //!   `textureLoad` and explicit-LOD sampling address the resident texture;
 //!   rebind what [`Streamer::take_changed`] lists;
+//! - **memory**: at every moment between two calls into the streamer,
+//!   wgpu's own count of the memory it created is within the budget in
+//!   force; after the budget falls it exceeds it only by memory being given
+//!   back, and is within the new one at most P + F + 1 updates later (P the
+//!   cut's paced updates, F [`StreamerOptions::frames_in_flight`]). That
+//!   holds when the engine rebuilds the bind groups of what
+//!   [`Streamer::take_changed`] lists before its next submit, keeps no clone
+//!   of a replaced view, and records at most `frames_in_flight` frames with
+//!   an old one; [`FrameStats::retiring_bytes`] is what was released and
+//!   the GPU may still hold, [`Streamer::gpu_bytes`] the sum with what is
+//!   held;
 //! - **settings**: nonsense is a [`SettingsError`] from
 //!   [`Streamer::try_with_options`], or clamped with a report warning.
 //!
