@@ -138,11 +138,29 @@ impl BudgetState {
     }
 
     /// The planner's budget: the effective one less the transient reserve
-    /// or the headroom asked for, whichever is larger.
-    pub(super) fn for_planner(&self, tails: u64, transient_reserve: f32) -> u64 {
+    /// or the headroom asked for, whichever is larger, and less `reserved`
+    /// (the loaders' staging reserve, held whole as the books count it).
+    pub(super) fn for_planner(&self, tails: u64, transient_reserve: f32, reserved: u64) -> u64 {
         let effective = self.effective(tails);
         let transient = (effective as f64 * transient_reserve.clamp(0.0, 0.9) as f64) as u64;
-        effective.saturating_sub(transient.max(self.headroom))
+        effective
+            .saturating_sub(transient.max(self.headroom))
+            .saturating_sub(reserved)
+    }
+
+    /// The loader staging reserve: the option's bytes, at most a quarter of
+    /// what the effective budget holds beyond the tails (a quarter of the
+    /// whole budget left a budget just above the tails holding less than
+    /// the tails and the reserve: over it at rest).
+    pub(super) fn staging_reserve(&self, tails: u64, option: u64) -> u64 {
+        let streamable = self.effective(tails).saturating_sub(tails);
+        option.min(streamable / 4)
+    }
+
+    /// The recycle pool's capacity: the option's bytes, at most a
+    /// sixteenth of the configured budget.
+    pub(super) fn pool_capacity(&self, option: u64) -> u64 {
+        option.min(self.configured_bytes() / 16)
     }
 
     /// Every 60 frames with [`Budget::Auto`]: the driver's budget asked
@@ -276,15 +294,35 @@ mod tests {
     }
 
     #[test]
+    fn the_staging_reserve_and_the_pool_are_capped_by_the_budget() {
+        let mut b = BudgetState::new(Budget::Bytes(1600), None, 10);
+        // a quarter of what the budget holds beyond the tails
+        assert_eq!(b.staging_reserve(400, 10_000), 300);
+        assert_eq!(b.staging_reserve(400, 100), 100, "the option when smaller");
+        assert_eq!(b.staging_reserve(1600, 100), 0, "nothing beyond the tails");
+        // out-of-memory events lower the reserve with the budget in force
+        b.record_oom(event(1, 800));
+        assert_eq!(b.staging_reserve(400, 10_000), 100);
+        // the pool: a sixteenth of the configured budget
+        assert_eq!(b.pool_capacity(10_000), 100);
+        assert_eq!(b.pool_capacity(50), 50);
+    }
+
+    #[test]
     fn the_planner_plans_within_the_budget_less_reserve_or_headroom() {
         let mut b = BudgetState::new(Budget::Bytes(1000), None, 10);
-        assert_eq!(b.for_planner(0, 0.1), 900);
+        assert_eq!(b.for_planner(0, 0.1, 0), 900);
+        assert_eq!(
+            b.for_planner(0, 0.1, 50),
+            850,
+            "the staging reserve is held whole"
+        );
         b.ask_headroom(250, 3);
-        assert_eq!(b.for_planner(0, 0.1), 750);
+        assert_eq!(b.for_planner(0, 0.1, 0), 750);
         b.tick(3 + STICKY_FRAMES + 1);
-        assert_eq!(b.for_planner(0, 0.0), 1000, "the headroom expired");
+        assert_eq!(b.for_planner(0, 0.0, 0), 1000, "the headroom expired");
         b.ask_headroom(50, 0);
         b.set(Budget::Bytes(2000));
-        assert_eq!(b.for_planner(0, 0.0), 2000, "a new budget starts over");
+        assert_eq!(b.for_planner(0, 0.0, 0), 2000, "a new budget starts over");
     }
 }

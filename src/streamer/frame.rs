@@ -110,11 +110,11 @@ impl Streamer {
     pub(super) fn plan_inputs(&mut self, ahead: bool) -> PlanInputs {
         self.check_slots();
         let mut inputs = self.planner.take_inputs();
-        // the loaders' staging reserve is held whole, as the books count it
-        inputs.budget = self
-            .budget
-            .for_planner(self.tail_bytes(), self.options.transient_reserve)
-            .saturating_sub(self.gpu.staging_reserve().accounted());
+        inputs.budget = self.budget.for_planner(
+            self.tail_bytes(),
+            self.options.transient_reserve,
+            self.gpu.staging_reserve().accounted(),
+        );
         inputs.views.clone_from(&self.frame.views);
         inputs.resident.clear();
         inputs

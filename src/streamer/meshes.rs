@@ -18,10 +18,10 @@ use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
 use crate::ids::Slots;
 use crate::mesh::{LodInfo, MeshFile, MeshLod};
-use crate::plan::{MeshPlan, MeshResident, PlanMesh};
+use crate::plan::{MeshPlan, MeshResident, Plan, PlanMesh};
 use crate::streamer::report::{MeshReport, ResidencyState};
 use crate::streamer::{MeshDesc, MeshStorage, PreparedMesh};
-use crate::worker::{LoadKey, MeshLoadError, MeshLoadRequest, MeshLoadResult};
+use crate::worker::{LoadKey, Loader, MeshLoadError, MeshLoadRequest, MeshLoadResult};
 
 /// The meshes' side of the streamer: the entries and the LODs handed to
 /// or taken back from an engine that holds them (`MeshStorage::Engine`).
@@ -38,6 +38,65 @@ impl MeshTable {
             entries: Slots::owned_by(owner),
             events: Vec::new(),
         }
+    }
+
+    /// The plan's entry for mesh `id`, within its chain (its coarsest LOD
+    /// when the plan predates it).
+    pub(super) fn plan_of(&self, plan: &Plan, id: MeshId) -> MeshPlan {
+        let e = self.entries.get(id);
+        plan.meshes
+            .get(id.index())
+            .copied()
+            .filter(|p| p.target <= e.map_or(0, |e| e.plan.coarsest()))
+            .unwrap_or_else(|| {
+                let c = e.map_or(0, |e| e.plan.coarsest());
+                MeshPlan {
+                    wanted: c,
+                    target: c,
+                    ..MeshPlan::default()
+                }
+            })
+    }
+
+    /// Submits to `loader` the loads `plan` needs: the planned LOD when it
+    /// is finer than the coarsest and not the one drawn; cancels and drops
+    /// what no longer is. Returns the loads asked for.
+    pub(super) fn request_loads(&mut self, plan: &Plan, loader: &mut Loader, frame: u64) -> u32 {
+        let mut requested = 0;
+        let ids: Vec<MeshId> = self.entries.iter::<MeshId>().map(|(id, _)| id).collect();
+        for id in ids {
+            let p = self.plan_of(plan, id);
+            let e = self.entries.get_mut(id).expect("live id");
+            let want = (p.target < e.plan.coarsest() && p.target != e.lod()).then_some(p.target);
+            if let Some(lod) = e.requested.filter(|&l| Some(l) != want) {
+                loader.cancel(mesh_key(id), lod);
+                e.requested = None;
+            }
+            if e.pending.as_ref().is_some_and(|d| Some(d.lod) != want) {
+                e.pending = None;
+            }
+            let Some(lod) = want else {
+                e.load.failure = None;
+                continue;
+            };
+            if e.pending.as_ref().is_some_and(|d| d.lod == lod) {
+                // the wanted LOD arrived and waits for room: nothing is
+                // failing any more (see the textures' rule)
+                e.load.failure = None;
+            }
+            if e.requested.is_some() || e.pending.is_some() || e.load.backing_off(frame) {
+                continue;
+            }
+            loader.submit_mesh(MeshLoadRequest {
+                key: mesh_key(id),
+                file: e.file.clone(),
+                lod,
+                priority: p.priority.max(1e-30),
+            });
+            e.requested = Some(lod);
+            requested += 1;
+        }
+        requested
     }
 }
 
@@ -393,21 +452,7 @@ impl Streamer {
     }
 
     pub(super) fn mesh_plan(&self, id: MeshId) -> MeshPlan {
-        let e = self.meshes.entries.get(id);
-        self.planner
-            .last_plan()
-            .meshes
-            .get(id.index())
-            .copied()
-            .filter(|p| p.target <= e.map_or(0, |e| e.plan.coarsest()))
-            .unwrap_or_else(|| {
-                let c = e.map_or(0, |e| e.plan.coarsest());
-                MeshPlan {
-                    wanted: c,
-                    target: c,
-                    ..MeshPlan::default()
-                }
-            })
+        self.meshes.plan_of(self.planner.last_plan(), id)
     }
 
     pub(super) fn check_meshes(&self, desc: &super::ObjectDesc) -> Result<(), StaleId> {
@@ -497,43 +542,11 @@ impl Streamer {
         (id.generation() == generation).then_some(id)
     }
 
-    /// Submits the loads the plan needs: the planned LOD when it is finer
-    /// than the coarsest and not the one drawn.
+    /// Submits the loads the plan needs ([`MeshTable::request_loads`]).
     pub(super) fn request_mesh_loads(&mut self) {
+        let plan = self.planner.last_plan();
         let frame = self.frame.number;
-        let ids = self.mesh_ids();
-        for id in ids {
-            let p = self.mesh_plan(id);
-            let e = self.meshes.entries.get_mut(id).expect("live id");
-            let want = (p.target < e.plan.coarsest() && p.target != e.lod()).then_some(p.target);
-            if let Some(lod) = e.requested.filter(|&l| Some(l) != want) {
-                self.loader.cancel(mesh_key(id), lod);
-                e.requested = None;
-            }
-            if e.pending.as_ref().is_some_and(|d| Some(d.lod) != want) {
-                e.pending = None;
-            }
-            let Some(lod) = want else {
-                e.load.failure = None;
-                continue;
-            };
-            if e.pending.as_ref().is_some_and(|d| d.lod == lod) {
-                // the wanted LOD arrived and waits for room: nothing is
-                // failing any more (see the textures' rule)
-                e.load.failure = None;
-            }
-            if e.requested.is_some() || e.pending.is_some() || e.load.backing_off(frame) {
-                continue;
-            }
-            self.loader.submit_mesh(MeshLoadRequest {
-                key: mesh_key(id),
-                file: e.file.clone(),
-                lod,
-                priority: p.priority.max(1e-30),
-            });
-            e.requested = Some(lod);
-            self.frame.stats.requested += 1;
-        }
+        self.frame.stats.requested += self.meshes.request_loads(plan, &mut self.loader, frame);
     }
 
     /// Whether every mesh draws its planned LOD (failed ones count as settled).

@@ -408,21 +408,16 @@ impl Streamer {
         self.texture_tail_bytes() + self.mesh_base_bytes()
     }
 
-    /// Sets the loader staging reserve to the option, at most a quarter of
-    /// what the effective budget holds beyond the tails (a quarter of the
-    /// whole budget left a budget just above the tails holding less than
-    /// the tails and the reserve: over it at rest).
+    /// Sets the loader staging reserve (`BudgetState::staging_reserve`).
     fn size_staging_reserve(&self) {
-        let tails = self.tail_bytes();
-        let streamable = self.budget.effective(tails).saturating_sub(tails);
-        let bytes = self.options.loader_staging_bytes.min(streamable / 4);
+        let bytes = self
+            .budget
+            .staging_reserve(self.tail_bytes(), self.options.loader_staging_bytes);
         self.gpu.staging_reserve().set_capacity(bytes);
     }
 
     fn pool_capacity(&self) -> u64 {
-        self.options
-            .recycle_pool_bytes
-            .min(self.budget_bytes() / 16)
+        self.budget.pool_capacity(self.options.recycle_pool_bytes)
     }
 
     /// The frame counter (`update` calls so far).
