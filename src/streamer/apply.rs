@@ -110,7 +110,7 @@ impl Streamer {
         loop {
             let steps = {
                 let which = if all { Facts::All } else { Facts::Shrinking };
-                let facts = self.texture_facts(which);
+                let facts = self.textures.facts(self.planner.last_plan(), which);
                 let mut ctx = self.context();
                 ctx.shrinks_left = shrinks_left;
                 let steps = decide(&facts, &mut ctx, &mut room.clone(), failed);

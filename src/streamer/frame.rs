@@ -181,7 +181,9 @@ impl Streamer {
         // 3. growth; after a failed allocation the rest waits
         let steps = {
             let paused = self.budget.growth_paused(self.frame.number);
-            let textures = self.texture_facts(Facts::Growing { paused });
+            let textures = self
+                .textures
+                .facts(self.planner.last_plan(), Facts::Growing { paused });
             let meshes = self.mesh_facts();
             let mut ctx = self.context();
             // a growth waiting for a deferred shrink's room asks no headroom

@@ -120,6 +120,7 @@ mod prepare;
 mod report;
 mod slots;
 mod testing;
+mod texture_table;
 mod textures;
 mod work;
 
@@ -229,7 +230,7 @@ pub struct Streamer {
     planner: PlanHandle,
     loader: Loader,
     budget: BudgetState,
-    textures: textures::TextureTable,
+    textures: texture_table::TextureTable,
     meshes: meshes::MeshTable,
     objects: Slots<ObjectEntry>,
     frame: frame::FrameState,
@@ -281,7 +282,7 @@ impl Streamer {
                 options.oom_backoff_frames,
             ),
             options,
-            textures: textures::TextureTable::new(
+            textures: texture_table::TextureTable::new(
                 owner,
                 memory::copies_compressed_textures(device),
             ),

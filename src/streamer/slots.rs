@@ -8,8 +8,6 @@
 //! in flight. These arrays are written where a texture's residency changes
 //! and read instead, so a frame touches only the entries that need work.
 
-use super::{work, Streamer};
-use crate::ids::TextureId;
 use crate::kinds::Tier;
 use crate::plan::ResidentState;
 
@@ -85,52 +83,19 @@ impl TextureSlots {
 }
 
 /// Which textures' facts the decisions are given (see
-/// [`Streamer::texture_facts`]).
+/// [`super::texture_table::TextureTable::facts`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Facts {
     /// Every texture.
     All,
     /// Those whose plan is coarser than what they hold or in another tier:
-    /// the only ones [`work::shrink_textures`] acts on.
+    /// the only ones [`super::work::shrink_textures`] acts on.
     Shrinking,
     /// Those whose plan is finer than what they hold or in another tier and
     /// that have levels arrived (all of them while growth is `paused`, when
-    /// each is reported held back): the only ones [`work::grow`] can build
+    /// each is reported held back): the only ones [`super::work::grow`] can build
     /// or hold. At 10,000 textures thousands wait for loads still in
     /// flight; their facts, their place in the growth order and a lookup
     /// of their arrived levels each cost every frame.
     Growing { paused: bool },
-}
-
-impl Streamer {
-    /// The facts of the textures `which` selects among those whose plan
-    /// differs from what they hold (the others neither shrink nor grow).
-    pub(super) fn texture_facts(&self, which: Facts) -> Vec<work::TextureFacts<'_>> {
-        if which == Facts::All {
-            let facts = self.textures.entries.iter::<TextureId>();
-            return facts
-                .map(|(id, e)| e.facts(id, self.texture_plan(id)))
-                .collect();
-        }
-        // the dense arrays say which differ; only those entries are read
-        let plan = &self.planner.last_plan().textures;
-        let resident = self.textures.slots.resident();
-        let differs = (0..resident.len()).filter_map(|slot| {
-            let (p, r) = (plan.get(slot).copied().unwrap_or_default(), resident[slot]);
-            let wanted = match which {
-                Facts::Shrinking => p.tier != r.tier || p.target > r.level,
-                _ => p.tier != r.tier || p.target < r.level,
-            };
-            wanted.then_some((slot, p))
-        });
-        let facts = differs.filter_map(|(slot, p)| {
-            let id = self.textures.entries.id_at::<TextureId>(slot)?;
-            let e = self.textures.entries.get(id).expect("a live slot");
-            if which == (Facts::Growing { paused: false }) && e.pending.is_empty() {
-                return None;
-            }
-            Some(e.facts(id, p))
-        });
-        facts.collect()
-    }
 }
