@@ -212,7 +212,6 @@ pub(crate) fn lower_bound(
 /// Rooms whose cheapest points alone do not fit are infeasible and left
 /// out. Costs, per room, a pass over every state and a sort of the hull
 /// steps. `None` when the bases alone do not fit.
-#[cfg(test)]
 pub(crate) fn lp_bound(chains: &[Candidate], offsets: &[u32], budget: u64) -> Option<f64> {
     lp_over_rooms(chains, offsets, budget, rooms(chains, budget))
 }

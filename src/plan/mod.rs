@@ -38,6 +38,7 @@
 //! (along each axis) that are missing.
 
 pub(crate) mod bound;
+pub mod certify;
 mod chains;
 mod clusters;
 mod coverage;
@@ -383,6 +384,8 @@ pub struct Plan {
     /// Time the certificates ([`Self::fit_bound`], [`Self::fit_bound_knapsack`])
     /// took in this plan: part of the plan's time, not of the fit's.
     pub certificate_time: std::time::Duration,
+    /// The fit's problem, when the planner captures them ([`Planner::set_capture`]).
+    pub problem: Option<Box<certify::FitProblem>>,
 }
 
 /// The cells of [`bound::knapsack_bound`]'s dynamic program per plan.
@@ -465,6 +468,8 @@ pub struct Planner {
     chain_every_texture: bool,
     fitter: Fitter,
     bound: bound::Bound,
+    /// Whether each plan keeps its problem ([`Plan::problem`]).
+    capture: bool,
     plan: Plan,
     /// The spare-budget floor of the last plan (see [`PlannerOptions::spare_floor`]).
     floor: Option<u32>,
@@ -542,6 +547,12 @@ impl Planner {
     /// growth then counts both. Default: false.
     pub fn set_mesh_growth_keeps_old_lod(&mut self, keep: bool) {
         self.keep_old_mesh_lod = keep;
+    }
+
+    /// Whether each budget-fit plan keeps its problem in [`Plan::problem`]
+    /// (`mipstream bench --dump-plans`; off by default).
+    pub fn set_capture(&mut self, capture: bool) {
+        self.capture = capture;
     }
 
     /// Whether a texture growing in its tier stages its kept levels again
@@ -729,6 +740,11 @@ impl Planner {
             .map(|b| b + fixed.error);
         }
         self.plan.certificate_time = certifying.elapsed();
+        self.plan.problem = self.capture.then(|| {
+            let (fit, budget) = (&self.chains, budget - fixed.bytes);
+            certify::FitProblem::capture(fit, &self.offsets, &self.sticky, &self.choice, budget)
+                .with_plan(frame, fixed.error, self.plan.fit_error, self.plan.fit_bound)
+        });
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
             self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);

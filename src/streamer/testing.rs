@@ -1,6 +1,7 @@
-//! Hooks for tests, the soak and `mipstream gpu-check`: faults injected,
-//! and a stand-in for the driver's budget. Hidden from the API docs; a
-//! renderer has no use for them.
+//! Hooks for tests, the soak, `mipstream gpu-check` and `mipstream bench
+//! --dump-plans`: faults injected, a stand-in for the driver's budget, the
+//! fit's problems kept. Hidden from the API docs; a renderer has no use for
+//! them.
 
 use super::budget::DriverSource;
 use super::Streamer;
@@ -38,5 +39,19 @@ impl Streamer {
         self.budget.source = DriverSource(Some(Box::new(source)));
         let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
         self.budget.refresh_driver(0, self.gpu.device(), own);
+    }
+
+    /// Whether each plan keeps the budget fit's problem
+    /// ([`Streamer::fit_problem`]); for `mipstream bench --dump-plans`.
+    #[doc(hidden)]
+    pub fn capture_fit_problems(&mut self, capture: bool) {
+        self.planner.get().set_capture(capture);
+    }
+
+    /// The budget fit's problem of the plan this update carried out, when
+    /// [`Streamer::capture_fit_problems`] is on (a fixed rule has none).
+    #[doc(hidden)]
+    pub fn fit_problem(&self) -> Option<&crate::plan::certify::FitProblem> {
+        self.planner.last_plan().problem.as_deref()
     }
 }

@@ -102,6 +102,10 @@ pub(crate) struct BenchArgs {
     /// memory guarantee): what waiting for the GPU costs in quality.
     #[arg(long)]
     release_at_once: bool,
+    /// Write each compared frame's budget-fit problem (the mipstream
+    /// strategies') into this folder as JSON, for `mipstream certify`.
+    #[arg(long)]
+    dump_plans: Option<PathBuf>,
 }
 
 pub(crate) fn shared_data() -> PathBuf {
@@ -194,6 +198,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         strategies: strategies(&args)?,
         lockstep: args.lockstep,
         count_retiring: !args.release_at_once,
+        dump_plans: args.dump_plans.clone(),
         error_model: if args.error_model == "geometric" {
             mipstream::plan::LossModel::Geometric
         } else {

@@ -19,6 +19,8 @@ mod cook_gltf;
 mod bench;
 
 #[cfg(feature = "bench")]
+mod certify;
+#[cfg(feature = "bench")]
 mod frame;
 
 #[cfg(feature = "bench")]
@@ -102,6 +104,11 @@ enum Command {
     /// frozen, and wgpu's count of the memory at every moment.
     #[cfg(feature = "bench")]
     BenchFrame(frame::BenchFrameArgs),
+    /// Solve the plans `mipstream bench --dump-plans DIR` wrote, exactly:
+    /// per frame the plan's error, the certificate's LP value, the integer
+    /// optimum, and how far the plan and the reported gap are from them.
+    #[cfg(feature = "bench")]
+    Certify(certify::CertifyArgs),
     /// The proof on a GPU: adapter and formats, the soak, memory four ways
     /// (books, wgpu, allocator, driver), Budget::Auto under a second
     /// allocation, the render loop's frame time and the benchmark, as JSON
@@ -146,6 +153,8 @@ fn main() -> ExitCode {
         Command::BenchUploads(args) => bench::run_uploads(args),
         #[cfg(feature = "bench")]
         Command::BenchFrame(args) => frame::run(args),
+        #[cfg(feature = "bench")]
+        Command::Certify(args) => certify::run(args),
         #[cfg(feature = "bench")]
         Command::GpuCheck(args) => gpu_check::run(args),
         #[cfg(feature = "bench")]

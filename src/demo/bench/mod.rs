@@ -46,6 +46,7 @@
 //! `update()` took on the calling thread and, every `quality_every` frames,
 //! the picture's PSNR and FLIP against `full` at the same camera.
 
+pub mod dump;
 pub mod engine;
 pub mod frame;
 mod metrics;
@@ -227,6 +228,10 @@ pub struct BenchOptions {
     /// that drop a release at once, to measure what waiting for the GPU
     /// costs. Default: the streamer's.
     pub count_retiring: bool,
+    /// Write each compared frame's budget-fit problem (the `mipstream`
+    /// strategies') into this folder, one JSON file per frame, for
+    /// `mipstream certify`. Default: none.
+    pub dump_plans: Option<PathBuf>,
 }
 
 impl Default for BenchOptions {
@@ -252,6 +257,7 @@ impl Default for BenchOptions {
             error_model: crate::plan::LossModel::Measured,
             lockstep: false,
             count_retiring: StreamerOptions::default().count_retiring,
+            dump_plans: None,
         }
     }
 }
@@ -295,6 +301,9 @@ pub enum BenchError {
     /// Reading a picture back failed.
     #[error(transparent)]
     Readback(#[from] gpu::ReadbackError),
+    /// Writing a dumped plan failed.
+    #[error(transparent)]
+    Dump(#[from] dump::DumpError),
     /// Bad options.
     #[error("{0}")]
     Options(String),

@@ -475,6 +475,10 @@ pub(super) fn run_strategy(
     // what earlier strategies' streamers held is freed before this one starts
     let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
     let mut streamer = open_streamer(ctx, strategy, budget);
+    // the budget fit's problems kept, for `--dump-plans`
+    let dump = ctx.opts.dump_plans.is_some()
+        && matches!(strategy, Strategy::Mipstream | Strategy::MipstreamGeometric);
+    streamer.capture_fit_problems(dump);
     let target = Target::new(g, ctx.opts.size);
     let before = DeviceMemory::read(&g.device);
     let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
@@ -577,6 +581,18 @@ impl Run<'_> {
             self.converged_at = Some(f - ctx.cut_frame);
         }
         let compare = f.is_multiple_of(ctx.opts.quality_every) || f == ctx.cut_frame;
+        if let (true, Some(dir), Some(problem)) =
+            (compare, &ctx.opts.dump_plans, self.streamer.fit_problem())
+        {
+            super::dump::Dumped {
+                strategy: self.strategy.key().to_owned(),
+                run_budget: self.budget,
+                bench_frame: f as u64,
+                problem: problem.clone(),
+                reported_lp_gap: stats.fit_gap_lp,
+            }
+            .write(dir)?;
+        }
         if compare || f == ctx.picture_frame {
             self.registered.render(
                 g,
