@@ -197,3 +197,36 @@ fn the_books_allocation_bound_covers_what_the_driver_allocates_on_vulkan() {
         keep.len()
     );
 }
+
+/// At a lockstep point (`finish_loads`) nothing is left for the next update
+/// to flush: a release the next update drops is given back within it, even
+/// when the engine wrote a large buffer between frames. (Before,
+/// `finish_loads` waited only for what was submitted; the engine's pending
+/// write was flushed by the callback the next update registered, and
+/// whether the GPU had copied it by that update's polls decided whether
+/// the release still counted: lockstep runs did not repeat.)
+#[test]
+fn a_lockstep_point_leaves_no_pending_write_for_the_next_update() {
+    let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
+    let mut s = scene(&g, 64 << 20);
+    s.settle(&[view(2.0)], Duration::from_secs(120)).unwrap();
+    s.set_budget(Budget::Bytes(6 << 20));
+    s.update(&[view(2.0)]);
+    s.finish_loads(Duration::from_secs(60)).unwrap();
+    assert!(s.retiring_bytes() > 0, "the cut released textures");
+    // the engine's frame: a large buffer write, not yet submitted
+    let big = 64usize << 20;
+    let buffer = g.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("an engine's upload"),
+        size: big as u64,
+        usage: wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    g.queue.write_buffer(&buffer, 0, &vec![7u8; big]);
+    s.finish_loads(Duration::from_secs(60)).unwrap();
+    // the release is dropped now (its frame in flight has passed) and the
+    // GPU has nothing left to do: it leaves the books in this update
+    let stats = s.update(&[view(2.0)]);
+    assert_eq!(stats.retiring_bytes, 0, "{stats:?}");
+    assert_eq!(s.retiring_bytes(), 0);
+}

@@ -654,3 +654,39 @@ fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
     assert!(s.mesh_ids().is_empty());
     assert_eq!(s.report().totals.mesh, 0);
 }
+
+/// Lockstep runs repeat exactly for the engine rules too, on a scene whose
+/// renderer writes buffers between updates: `finish_loads` submits the
+/// queue's pending writes before it waits, so no release waits on a flush
+/// the next update makes (its finish raced the update's first poll, and an
+/// engine rule that fills its budget to the byte decided differently).
+#[test]
+fn lockstep_runs_of_the_engine_rules_repeat_exactly_on_the_cooked_helmet() {
+    use mipstream::demo::bench::{self, BenchOptions, Strategy};
+    use mipstream::demo::source::SceneSource;
+    let (out, _) = cooked_helmet();
+    let opts = BenchOptions {
+        scene: SceneSource::Gltf(out.join("scene.json")),
+        frames: 40,
+        quality_every: 4,
+        size: UVec2::new(128, 72),
+        strategies: vec![Strategy::Full, Strategy::UnrealPool, Strategy::UnityBudget],
+        lockstep: true,
+        ..Default::default()
+    };
+    let per_frame = |r: &bench::BenchResult| -> Vec<Vec<(u64, Option<u64>)>> {
+        r.strategies
+            .iter()
+            .map(|s| {
+                let f = s.frames.iter();
+                f.map(|f| (f.uploaded, f.psnr_db.map(f64::to_bits)))
+                    .collect()
+            })
+            .collect()
+    };
+    let a = per_frame(&bench::run(&opts, |_| {}).unwrap());
+    for run in 0..2 {
+        let b = per_frame(&bench::run(&opts, |_| {}).unwrap());
+        assert_eq!(a, b, "run {run}: the lockstep runs differ");
+    }
+}

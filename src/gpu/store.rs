@@ -730,9 +730,15 @@ impl GpuStore {
         let _ = self.device.poll(wgpu::PollType::Poll);
     }
 
-    /// Blocks until the GPU has finished everything submitted.
+    /// Blocks until the GPU has finished everything submitted, the queue's
+    /// pending writes included: they are submitted first (an empty submit
+    /// flushes them). Left pending, the engine's buffer writes would be
+    /// flushed by the next `on_submitted_work_done`, and whether the GPU had
+    /// finished them by the next non-blocking poll would decide what the
+    /// books count: lockstep runs would not repeat.
     pub(crate) fn wait_idle(&mut self) {
         self.waits += 1;
+        self.queue.submit(std::iter::empty());
         let _ = self.device.poll(wgpu::PollType::Wait {
             submission_index: None,
             timeout: None,
