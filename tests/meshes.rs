@@ -690,3 +690,86 @@ fn lockstep_runs_of_the_engine_rules_repeat_exactly_on_the_cooked_helmet() {
         assert_eq!(a, b, "run {run}: the lockstep runs differ");
     }
 }
+
+/// Each texture's (level, tier) and each mesh's drawn LOD, in id order.
+fn held_assets(s: &Streamer) -> (Vec<(u32, mipstream::Tier)>, Vec<u32>) {
+    let t = s.texture_ids().into_iter().map(|id| {
+        let st = s.texture_status(id).unwrap();
+        (st.resident, st.tier)
+    });
+    let m = s
+        .mesh_ids()
+        .into_iter()
+        .map(|id| s.mesh_status(id).unwrap().resident);
+    (t.collect(), m.collect())
+}
+
+/// `settle_canonical` forgets history with meshes too: a streamer that flew
+/// in to the helmet (lockstep, three times a binding budget, then cut) keeps
+/// other levels in at least a quarter of the textures and of the meshes
+/// after a plain settle, and after `settle_canonical` holds every texture
+/// level and tier and every mesh LOD a fresh one settles to, and draws the
+/// same picture (two scene radii away, half the way from the tails to what
+/// the view wants: the flights tried leave history there on both backends).
+#[test]
+fn settle_canonical_forgets_a_flight_with_meshes() {
+    let (mut probe, probe_scene) = helmet_streamer(512 << 20);
+    let view = helmet_view(&probe_scene, 2.0);
+    let wanted = probe.wanted_bytes(&[view]);
+    let tails = probe.report().tail_bytes;
+    drop(probe);
+    let budget = tails + (wanted - tails) / 2;
+    let g = common::gpu();
+    let mut renderer = MeshRenderer::new(&g.device, &g.queue, wgpu::TextureFormat::Rgba8UnormSrgb);
+
+    let (mut fresh, mut fresh_scene) = helmet_streamer(budget);
+    fresh
+        .settle_canonical(&[view], Duration::from_secs(120))
+        .unwrap();
+    let a = held_assets(&fresh);
+    let fresh_img = render_streamed(&mut renderer, &mut fresh, &mut fresh_scene, &view);
+
+    let (mut flown, mut flown_scene) = helmet_streamer(budget * 3);
+    for f in 0..60 {
+        let distance = 8.0 - 7.0 * (f as f32 / 59.0);
+        flown.update(&[helmet_view(&flown_scene, distance)]);
+        flown.finish_loads(Duration::from_secs(60)).unwrap();
+    }
+    flown.set_budget(Budget::Bytes(budget));
+    // a plain settle, in lockstep (what it keeps must not hang on the
+    // loader's speed): updates at the view until nothing is left to load
+    // (until it converges, as `settle` stops)
+    for _ in 0..120 {
+        flown.update(&[view]);
+        flown.finish_loads(Duration::from_secs(60)).unwrap();
+        if flown.converged() {
+            break;
+        }
+    }
+    assert!(flown.converged(), "the plain settle converged");
+    let sticky = held_assets(&flown);
+    let t = (0..a.0.len()).filter(|&i| a.0[i] != sticky.0[i]).count();
+    let m = (0..a.1.len()).filter(|&i| a.1[i] != sticky.1[i]).count();
+    eprintln!(
+        "the plain settle left {t} of {} textures and {m} of {} meshes elsewhere",
+        a.0.len(),
+        a.1.len()
+    );
+    assert!(
+        t * 4 >= a.0.len() && m * 4 >= a.1.len(),
+        "history left {t} of {} textures and {m} of {} meshes elsewhere",
+        a.0.len(),
+        a.1.len()
+    );
+    flown
+        .settle_canonical(&[view], Duration::from_secs(120))
+        .unwrap();
+    flown.check_invariants().unwrap();
+    assert_eq!(held_assets(&flown), a, "textures, then meshes");
+    let flown_img = render_streamed(&mut renderer, &mut flown, &mut flown_scene, &view);
+    assert!(
+        fresh_img.as_raw() == flown_img.as_raw(),
+        "the pictures differ (PSNR {:.2} dB)",
+        common::psnr(&fresh_img, &flown_img)
+    );
+}
