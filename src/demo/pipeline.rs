@@ -1,5 +1,6 @@
-//! The set-up the demo's two renderers share (the built-in scene's boxes,
-//! `render.rs`, and glTF materials, `render_mesh.rs`): bind group entries, a
+//! The set-up the demo's renderers share (the built-in scene's boxes,
+//! `render.rs`, glTF materials, `render_mesh.rs`; the entries also for the
+//! viewer's blit and the benchmark's engine): bind group entries, a
 //! depth-tested pipeline with `vs` and `fs` entry points, the trilinear
 //! repeating sampler every streamed texture is drawn with.
 

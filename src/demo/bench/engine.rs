@@ -6,6 +6,7 @@
 //! texture once, each over its own cell of a grid that tiles the target
 //! (so the frame's GPU cost follows the target's pixels).
 
+use crate::demo::pipeline::{sampler_entry, texture_entry};
 use crate::streamer::Streamer;
 use crate::streamer::TextureId;
 use std::collections::BTreeMap;
@@ -38,24 +39,7 @@ impl Engine {
         let device = device.clone();
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("engine material"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
+            entries: &[texture_entry(0), sampler_entry(1)],
         });
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             mag_filter: wgpu::FilterMode::Linear,

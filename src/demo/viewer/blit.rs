@@ -1,5 +1,7 @@
 //! A full-screen-triangle copy between textures (`shaders/blit.wgsl`).
 
+use crate::demo::pipeline::{sampler_entry, texture_entry};
+
 /// Behind the panels, where no scene is drawn (egui's dark panel colour).
 const BACKGROUND: wgpu::Color = wgpu::Color {
     r: 0.012,
@@ -24,24 +26,7 @@ impl Blit {
         });
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream viewer blit"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
+            entries: &[texture_entry(0), sampler_entry(1)],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("mipstream viewer blit"),
