@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=target/rel/release/mipstream
-CARGO_TARGET_DIR=target/rel cargo build --release --features tools --bin mipstream
+CARGO_TARGET_DIR=target/rel cargo build --release -p mipstream-tools --bin mipstream
 [ -d target/sponza-annotated ] || "$bin" annotate ../shared/data/sponza-textures -o target/sponza-annotated
 declare -A scene=(
   [sponza]=target/sponza-annotated

@@ -25,6 +25,17 @@ macro_rules! id_type {
             pub fn generation(self) -> u32 {
                 self.generation
             }
+
+            /// An id no map issued (every lookup with it fails as stale),
+            /// for tests of code that only carries ids (the tools' tables).
+            #[doc(hidden)]
+            pub fn detached(index: u32) -> Self {
+                Self {
+                    owner: u32::MAX,
+                    index,
+                    generation: 0,
+                }
+            }
         }
 
         impl fmt::Debug for $name {

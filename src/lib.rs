@@ -48,13 +48,6 @@ pub mod container;
 #[cfg(feature = "cook")]
 pub mod cook;
 pub mod decode;
-/// The tools' code (the viewer, the benchmark, the soak, the built-in scene
-/// and its renderers), public only so this repository's binaries, examples
-/// and tests reach it: not the library's API, no compatibility promise, and
-/// not in its documentation.
-#[cfg(feature = "scene")]
-#[doc(hidden)]
-pub mod demo;
 pub mod fault;
 pub mod format;
 pub mod gpu;

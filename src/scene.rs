@@ -33,7 +33,8 @@ use crate::kinds::TextureClass;
 pub use crate::mesh::scene_file::{SceneFile, SceneFileError, SceneMaterial, SceneMesh};
 use crate::mesh::{MeshError, MeshFile};
 use crate::streamer::{
-    MeshDesc, PreparedMesh, PreparedTexture, StreamerError, TextureDesc, TexturePreparer,
+    MeshDesc, MeshRegisterError, PreparedMesh, PreparedTexture, StreamerError, TextureDesc,
+    TexturePreparer,
 };
 use std::path::{Path, PathBuf};
 
@@ -190,10 +191,10 @@ pub fn prepare_mesh(file: &SceneFile, dir: &Path, k: usize) -> Result<ReadMesh, 
     })?;
     let prepared = PreparedMesh::prepare(MeshDesc::new(f).with_label(m.name.clone())).map_err(
         |e| match e {
-            StreamerError::MeshBase { source, .. } => SceneReadError::Mesh { path, source },
+            MeshRegisterError::Base { source, .. } => SceneReadError::Mesh { path, source },
             e => SceneReadError::Streamer {
                 what: m.name.clone(),
-                source: Box::new(e),
+                source: Box::new(e.into()),
             },
         },
     )?;
@@ -221,7 +222,7 @@ pub fn prepare_texture(
         .prepare(desc(opened, texture))
         .map_err(|source| SceneReadError::Streamer {
             what: texture.file.display().to_string(),
-            source: Box::new(source),
+            source: Box::new(source.into()),
         })
 }
 

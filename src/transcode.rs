@@ -420,7 +420,7 @@ pub struct TranscodeOptions {
     pub normal_to_rgb: bool,
     /// Which transcoder turns UASTC levels into GPU blocks. Default:
     /// [`UastcTranscoder::Cpp`] where the `basis-cpp` feature is on (`cook`
-    /// and `tools` turn it on; the default runtime leaves it off), else
+    /// turns it on, so the tools have it; the default runtime leaves it off), else
     /// [`UastcTranscoder::Rust`]. ETC1S always goes through the pure-Rust
     /// `basisu` crate.
     pub uastc: UastcTranscoder,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use mipstream::demo::bench::{self, BenchOptions, BudgetBasis, Strategy};
+use mipstream_tools::bench::{self, BenchOptions, BudgetBasis, Strategy};
 use std::time::Duration;
 
 #[test]

@@ -61,7 +61,7 @@ fn the_readme_is_a_page_that_opens_with_the_two_commands_ci_runs() {
     let command = |l: &str| l.split('#').next().unwrap().trim().to_string();
     assert_eq!(
         command(commands[0]),
-        "cargo run --release --features tools --example viewer"
+        "cargo run --release -p mipstream-tools --example viewer"
     );
     assert_eq!(command(commands[1]), ".ci/test");
     // CI runs the README's test command itself, not a copy of it

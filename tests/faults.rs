@@ -8,12 +8,12 @@
 mod common;
 
 use glam::{UVec2, Vec3};
-use mipstream::demo::soak::{self, FaultSet, SoakOptions, SoakReport};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::streamer::{
     Budget, ObjectDesc, PlanThread, ResidencyState, StreamerOptions, TextureDesc,
 };
 use mipstream::{ByteSource, FileSource, Streamer, TextureFile, TextureId, View};
+use mipstream_tools::soak::{self, FaultSet, SoakOptions, SoakReport};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -10,11 +10,11 @@ mod scene_render;
 
 use glam::{UVec2, Vec3};
 use mipstream::cook::gltf::{cook_gltf, CookedGltf, GltfCookError, GltfCookOptions};
-use mipstream::demo::gltf_scene::StreamedScene;
-use mipstream::demo::reference::ReferenceScene;
-use mipstream::demo::render_mesh::MeshRenderer;
 use mipstream::mesh::MeshFile;
 use mipstream::{Budget, Streamer, StreamerOptions, TextureFile, View};
+use mipstream_tools::gltf_scene::StreamedScene;
+use mipstream_tools::reference::ReferenceScene;
+use mipstream_tools::render_mesh::MeshRenderer;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -507,9 +507,9 @@ fn animated_camera_gltf() -> String {
 
 #[test]
 fn a_scenes_animated_camera_is_cooked_and_becomes_the_benchmarks_path() {
-    use mipstream::demo::scene::Segment;
-    use mipstream::demo::source::scene_path;
     use mipstream::mesh::scene_file::SceneFile;
+    use mipstream_tools::scene::Segment;
+    use mipstream_tools::source::scene_path;
     let dir = common::output_dir().join("gltf-tools");
     let out = dir.join("camera");
     let cooked = cook(

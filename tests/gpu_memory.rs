@@ -19,10 +19,10 @@
 
 mod common;
 
-use mipstream::demo::bench::engine::Engine;
 use mipstream::gpu::{self, memory};
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::Streamer;
+use mipstream_tools::bench::engine::Engine;
 use std::time::Duration;
 
 fn open(backends: wgpu::Backends, what: &str) -> gpu::HeadlessGpu {
@@ -266,7 +266,7 @@ fn wgpus_live_textures_never_outnumber_the_books_on_gl() {
 /// an upload room of 1 MiB, on the adapter WGPU_BACKEND picks.
 #[test]
 fn an_engines_render_loop_through_three_cuts_never_waits_in_update() {
-    use mipstream::demo::bench::frame::{bench_frame, FrameBenchOptions};
+    use mipstream_tools::bench::frame::{bench_frame, FrameBenchOptions};
     let opts = FrameBenchOptions {
         textures_dir: Some(common::shared_data().join("sponza-textures")),
         textures: 12,
@@ -310,7 +310,7 @@ fn an_engines_render_loop_through_three_cuts_never_waits_in_update() {
 /// memory follows it (`mipstream gpu-check`'s section).
 #[test]
 fn auto_budget_falls_when_a_second_allocation_takes_the_heap_on_vulkan() {
-    use mipstream::demo::gpu_check::memory;
+    use mipstream_tools::gpu_check::memory;
     let g = open(wgpu::Backends::VULKAN, "a Vulkan adapter (lavapipe)");
     let dir = common::shared_data().join("sponza-textures");
     let files: Vec<_> = common::files_with(&dir, &[".ktx2"])

@@ -295,16 +295,14 @@ fn a_level_larger_than_the_whole_reserve_is_not_sent_back() {
     }
 }
 
-/// Budgets that bind on the built-in scene (it needs the `scene` feature,
-/// which `cargo test --all-features` turns on).
-#[cfg(feature = "scene")]
+/// Budgets that bind on the built-in scene (`mipstream_tools::scene`).
 mod binding {
     use super::options;
     use glam::UVec2;
-    use mipstream::demo::scene::{BuiltinScene, CameraPath};
     use mipstream::gpu;
     use mipstream::streamer::Budget;
     use mipstream::Streamer;
+    use mipstream_tools::scene::{BuiltinScene, CameraPath};
     use std::sync::OnceLock;
     use std::time::Duration;
 

@@ -10,7 +10,7 @@ use glam::{UVec2, Vec3};
 use mipstream::fault::{FaultRates, Faults, FaultySource};
 use mipstream::mesh::{write_mesh, LodData, MeshFile, Vertex};
 use mipstream::streamer::{
-    BelowReason, MeshEvent, MeshStorage, PreparedMesh, ResidencyState, StaleId, StreamerError,
+    BelowReason, MeshEvent, MeshRegisterError, MeshStorage, PreparedMesh, ResidencyState, StaleId,
 };
 use mipstream::{
     Budget, ByteSource, MemorySource, MeshDesc, ObjectDesc, Streamer, StreamerOptions, View,
@@ -173,7 +173,7 @@ fn a_mesh_is_drawable_from_registration_and_follows_the_camera() {
     let stale = ObjectDesc::sphere(Vec3::ZERO, 1.0).with_mesh(id, 1.0);
     assert!(matches!(
         s.register_object(stale),
-        Err(StreamerError::Stale(StaleId::Mesh(m))) if m == id
+        Err(StaleId::Mesh(m)) if m == id
     ));
 }
 
@@ -305,7 +305,7 @@ fn broken_mesh_files_are_typed_errors_and_register_nothing() {
     let path = dir.path().join("broken.msmesh");
     std::fs::write(&path, b"MSMESH01 but nothing after").unwrap();
     let e = s.register_mesh_path(&path).unwrap_err();
-    assert!(matches!(e, StreamerError::MeshOpen(_)), "{e}");
+    assert!(matches!(e, MeshRegisterError::Open(_)), "{e}");
     assert!(e.to_string().contains("broken.msmesh"), "{e}");
     // a valid header whose coarsest LOD's indices point outside its vertices
     let mut bytes = grid_lods();
@@ -313,7 +313,7 @@ fn broken_mesh_files_are_typed_errors_and_register_nothing() {
     bytes[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
     let file = MeshFile::open(Arc::new(MemorySource::new("bad-index.msmesh", bytes))).unwrap();
     let e = s.register_mesh(MeshDesc::new(file)).unwrap_err();
-    assert!(matches!(e, StreamerError::MeshBase { .. }), "{e}");
+    assert!(matches!(e, MeshRegisterError::Base { .. }), "{e}");
     assert!(e.to_string().contains("index"), "{e}");
     assert_eq!(s.report().totals.mesh, 0);
     assert!(s.mesh_ids().is_empty());
@@ -412,7 +412,7 @@ fn meshes_prepared_on_other_threads_register_without_reading_and_stream_like_the
         .join()
         .unwrap()
         .unwrap_err();
-    assert!(matches!(e, StreamerError::MeshBase { .. }), "{e}");
+    assert!(matches!(e, MeshRegisterError::Base { .. }), "{e}");
     assert!(e.to_string().contains("bad-index.msmesh"), "{e}");
     assert_eq!(s.mesh_ids(), ids);
 }

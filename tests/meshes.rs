@@ -306,10 +306,10 @@ fn ktx2_images_through_khr_texture_basisu_keep_their_levels_and_gain_a_measured_
 // FlightHelmet streamed: textures and meshes under one budget, rendered.
 
 use glam::{UVec2, Vec3};
-use mipstream::demo::gltf_scene::StreamedScene;
-use mipstream::demo::reference::ReferenceScene;
-use mipstream::demo::render_mesh::{MeshDraw, MeshRenderer};
 use mipstream::{Budget, Streamer, StreamerOptions, View};
+use mipstream_tools::gltf_scene::StreamedScene;
+use mipstream_tools::reference::ReferenceScene;
+use mipstream_tools::render_mesh::{MeshDraw, MeshRenderer};
 use std::time::Duration;
 
 const SIZE: UVec2 = UVec2::new(192, 192);
@@ -552,8 +552,8 @@ fn flying_away_from_the_helmet_and_back_drops_and_restores_meshes_and_textures()
 
 #[test]
 fn the_benchmark_runs_on_the_cooked_helmet_with_meshes_streamed() {
-    use mipstream::demo::bench::{self, BenchOptions, Strategy};
-    use mipstream::demo::source::SceneSource;
+    use mipstream_tools::bench::{self, BenchOptions, Strategy};
+    use mipstream_tools::source::SceneSource;
     let (out, _) = cooked_helmet();
     let opts = BenchOptions {
         scene: SceneSource::Gltf(out.join("scene.json")),
@@ -598,8 +598,8 @@ fn the_benchmark_runs_on_the_cooked_helmet_with_meshes_streamed() {
 
 #[test]
 fn the_viewer_shows_a_cooked_gltf_scene_headless() {
-    use mipstream::demo::source::SceneSource;
-    use mipstream::demo::viewer::{run_headless, ViewerOptions};
+    use mipstream_tools::source::SceneSource;
+    use mipstream_tools::viewer::{run_headless, ViewerOptions};
     let (out, _) = cooked_helmet();
     let shot = common::output_dir().join("viewer-flighthelmet.png");
     let summary = run_headless(&ViewerOptions {
@@ -625,8 +625,8 @@ fn the_viewer_shows_a_cooked_gltf_scene_headless() {
 
 #[test]
 fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
-    use mipstream::demo::gltf_scene::SceneLoadError;
     use mipstream::scene::SceneReadError;
+    use mipstream_tools::gltf_scene::SceneLoadError;
     // the cooked helmet copied, its fourth mesh's coarsest LOD pointing
     // outside its vertices (the file opens; reading that LOD fails)
     let (out, file) = cooked_helmet();
@@ -662,8 +662,8 @@ fn a_scene_with_a_broken_mesh_file_names_it_and_registers_nothing() {
 /// engine rule that fills its budget to the byte decided differently).
 #[test]
 fn lockstep_runs_of_the_engine_rules_repeat_exactly_on_the_cooked_helmet() {
-    use mipstream::demo::bench::{self, BenchOptions, Strategy};
-    use mipstream::demo::source::SceneSource;
+    use mipstream_tools::bench::{self, BenchOptions, Strategy};
+    use mipstream_tools::source::SceneSource;
     let (out, _) = cooked_helmet();
     let opts = BenchOptions {
         scene: SceneSource::Gltf(out.join("scene.json")),

@@ -6,10 +6,10 @@ mod common;
 
 use glam::UVec2;
 use image::RgbaImage;
-use mipstream::demo::render::{DrawBox, SceneRenderer, ViewMode};
-use mipstream::demo::scene::BuiltinScene;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::{Streamer, TextureId, View};
+use mipstream_tools::render::{DrawBox, SceneRenderer, ViewMode};
+use mipstream_tools::scene::BuiltinScene;
 use std::sync::OnceLock;
 use std::time::Duration;
 

@@ -7,9 +7,9 @@ mod common;
 
 use glam::UVec2;
 use image::RgbaImage;
-use mipstream::demo::source::SceneSource;
-use mipstream::demo::viewer::egui::RawInput;
-use mipstream::demo::viewer::{Mode, Viewer, ViewerOptions};
+use mipstream_tools::source::SceneSource;
+use mipstream_tools::viewer::egui::RawInput;
+use mipstream_tools::viewer::{Mode, Viewer, ViewerOptions};
 use std::time::Duration;
 
 const SIZE: UVec2 = UVec2::new(192, 108);
@@ -345,7 +345,7 @@ fn a_folder_of_ktx2_textures_is_a_scene() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, mipstream::demo::viewer::ViewerError::Source(_)),
+        matches!(err, mipstream_tools::viewer::ViewerError::Source(_)),
         "{err}"
     );
     assert!(err.to_string().contains("no-such-scene.gltf"), "{err}");

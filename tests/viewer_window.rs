@@ -3,7 +3,7 @@
 //! Runs without the test harness, because winit wants the main thread.
 //! Needs `Xvfb` (Debian package `xvfb`); missing it is a failure, not a skip.
 
-use mipstream::demo::viewer::{run_window, ViewerOptions};
+use mipstream_tools::viewer::{run_window, ViewerOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -58,7 +58,7 @@ fn scene_file(args: &Args) -> PathBuf {
         helmet
     });
     let cache = root.join("target/mipstream-cache");
-    mipstream::demo::gltf_scene::cooked_scene(&source, &cache, |p| {
+    mipstream_tools::gltf_scene::cooked_scene(&source, &cache, |p| {
         eprintln!("cooking {}: {p:?}", source.display())
     })
     .unwrap_or_else(|e| fail(format!("{}: {e}", source.display())))

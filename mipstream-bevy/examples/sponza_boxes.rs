@@ -61,7 +61,7 @@ fn texture_files(args: &Args) -> Vec<PathBuf> {
         }
         None => {
             eprintln!("cooking the built-in textures (first run only)...");
-            mipstream::demo::scene::BuiltinScene::load_or_cook(
+            mipstream_tools::scene::BuiltinScene::load_or_cook(
                 &root.join("target/mipstream-cache"),
                 |_, _| {},
             )
@@ -149,14 +149,14 @@ fn spawn(
     let colour: Vec<&PathBuf> = setup
         .files
         .iter()
-        .filter(|p| mipstream::demo::scene::guess_class(p) == mipstream::TextureClass::Color)
+        .filter(|p| mipstream_tools::scene::guess_class(p) == mipstream::TextureClass::Color)
         .collect();
     let cube = meshes.add(Cuboid::new(3.0, 3.0, 3.0));
     let n = 9;
     for i in 0..n * n {
         let file = colour[i % colour.len()];
         let normal = setup.files.iter().find(|p| {
-            mipstream::demo::scene::guess_class(p) == mipstream::TextureClass::Normal
+            mipstream_tools::scene::guess_class(p) == mipstream::TextureClass::Normal
                 && p.to_string_lossy()
                     .starts_with(file.with_extension("").to_string_lossy().as_ref())
         });

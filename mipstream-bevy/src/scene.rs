@@ -20,7 +20,7 @@ use bevy::prelude::*;
 use mipstream::mesh::scene_file::{SceneFile, SceneFileError, SceneMaterial};
 use mipstream::mesh::{MeshError, MeshLod};
 use mipstream::scene::{self, MaterialSlot, ReadMesh, SceneReadError, SceneTexture};
-use mipstream::streamer::{MeshEvent, PreparedTexture, StreamerError};
+use mipstream::streamer::{MeshEvent, PreparedTexture, StreamerError, TextureRegisterError};
 use mipstream::transcode::NormalLayout;
 use mipstream::{MeshId, OpenError, TextureClass, TextureDesc, TextureFile};
 use std::collections::{HashMap, HashSet};
@@ -248,7 +248,7 @@ impl SceneAssets<'_> {
                 .register_prepared_mesh(prepared)
                 .map_err(|source| SceneSpawnError::Streamer {
                     what: m.name.clone(),
-                    source: Box::new(source),
+                    source: Box::new(source.into()),
                 })?;
             registered.push(id);
             // the coarsest LOD was handed over at registration
@@ -295,7 +295,7 @@ impl SceneAssets<'_> {
             .stream_prepared_image(self.images, prepared, &image_settings(class))
             .map_err(|source| SceneSpawnError::Streamer {
                 what: file.display().to_string(),
-                source: Box::new(source),
+                source: Box::new(source.into()),
             })?;
         self.textures.insert((path, key.class), handle.clone());
         Ok(Some(handle))
@@ -377,7 +377,7 @@ impl Mipstream {
         images: &mut Assets<Image>,
         desc: TextureDesc,
         settings: &StreamedImageSettings,
-    ) -> Result<Handle<Image>, StreamerError> {
+    ) -> Result<Handle<Image>, TextureRegisterError> {
         let texture = self
             .streamer
             .register_texture(desc.with_priority(settings.priority))?;
@@ -407,7 +407,7 @@ impl Mipstream {
         images: &mut Assets<Image>,
         prepared: PreparedTexture,
         settings: &StreamedImageSettings,
-    ) -> Result<Handle<Image>, StreamerError> {
+    ) -> Result<Handle<Image>, TextureRegisterError> {
         let texture = self.streamer.register_prepared(prepared)?;
         Ok(self.image_of(images, texture, settings))
     }

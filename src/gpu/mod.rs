@@ -22,7 +22,7 @@ pub use readback::{read_rgba8, ReadbackError};
 /// (`StreamerOptions::loader_staging_bytes`).
 pub use staging::MIN_STAGED_BYTES;
 pub use store::AllocError;
-pub(crate) use store::GpuMesh;
+pub use store::{GpuMesh, MeshBuffers};
 pub use upload::{upload_levels, valid_base_level, GpuTexture, UploadError};
 
 /// Why no GPU device could be opened.

@@ -13,7 +13,7 @@
 //! finishes the update's copies, before the next update, so neither arrival
 //! order nor GPU speed can change the outcome.
 
-use super::{LoadState, MeshId, Streamer, StreamerError, TextureId};
+use super::{LoadState, MeshId, SettleError, Streamer, TextureId};
 use crate::plan::View;
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,7 @@ impl Streamer {
         &mut self,
         views: &[View],
         timeout: Duration,
-    ) -> Result<u32, StreamerError> {
+    ) -> Result<u32, SettleError> {
         let start = Instant::now();
         self.forget_history(start + timeout, timeout)?;
         let mut frames = 0;
@@ -50,7 +50,7 @@ impl Streamer {
             // every load this update asked for arrives before the next one
             self.accept_every_load(start, timeout)?;
             if start.elapsed() > timeout {
-                return Err(StreamerError::SettleTimeout(timeout));
+                return Err(SettleError::Timeout(timeout));
             }
         }
     }
@@ -64,7 +64,7 @@ impl Streamer {
     /// and the GPU are (lockstep: what a frame asks for is there the next
     /// frame, still within the upload cap), at the cost of blocking: for
     /// benchmarks and render tests, not for a renderer's frame loop.
-    pub fn finish_loads(&mut self, timeout: Duration) -> Result<(), StreamerError> {
+    pub fn finish_loads(&mut self, timeout: Duration) -> Result<(), SettleError> {
         let start = Instant::now();
         self.gpu.wait_idle();
         self.gpu.poll();
@@ -74,14 +74,10 @@ impl Streamer {
 
     /// Waits for every load in flight and takes each in (timing out
     /// `timeout` after `start`).
-    fn accept_every_load(
-        &mut self,
-        start: Instant,
-        timeout: Duration,
-    ) -> Result<(), StreamerError> {
+    fn accept_every_load(&mut self, start: Instant, timeout: Duration) -> Result<(), SettleError> {
         while self.loader.outstanding() > 0 {
             if start.elapsed() > timeout {
-                return Err(StreamerError::SettleTimeout(timeout));
+                return Err(SettleError::Timeout(timeout));
             }
             for r in self.loader.wait(Duration::from_millis(50)) {
                 self.accept_load(r);
@@ -95,14 +91,10 @@ impl Streamer {
 
     /// Back to the state registration leaves: in-flight loads finished and
     /// dropped, tails alone, coarsest LODs, an empty pool, no plan memory.
-    fn forget_history(
-        &mut self,
-        deadline: Instant,
-        timeout: Duration,
-    ) -> Result<(), StreamerError> {
+    fn forget_history(&mut self, deadline: Instant, timeout: Duration) -> Result<(), SettleError> {
         while self.loader.outstanding() > 0 {
             if Instant::now() > deadline {
-                return Err(StreamerError::SettleTimeout(timeout));
+                return Err(SettleError::Timeout(timeout));
             }
             drop(self.loader.wait(Duration::from_millis(50)));
             drop(self.loader.drain_meshes());

@@ -13,7 +13,7 @@
 use super::load_state::{why_below, Below, LoadState};
 use super::work::{MeshFacts, PendingLod};
 use super::StaleId;
-use super::{BelowReason, Streamer, StreamerError};
+use super::{BelowReason, MeshRegisterError, Streamer};
 use crate::gpu::GpuMesh;
 use crate::ids::MeshId;
 use crate::ids::Slots;
@@ -222,7 +222,7 @@ impl Streamer {
     /// returning, so [`mesh_buffers`](Self::mesh_buffers) always has
     /// something to draw. Finer LODs stream in as objects showing the mesh
     /// come near.
-    pub fn register_mesh(&mut self, desc: MeshDesc) -> Result<MeshId, StreamerError> {
+    pub fn register_mesh(&mut self, desc: MeshDesc) -> Result<MeshId, MeshRegisterError> {
         self.register_prepared_mesh(PreparedMesh::prepare(desc)?)
     }
 
@@ -234,7 +234,7 @@ impl Streamer {
     pub fn register_prepared_mesh(
         &mut self,
         prepared: PreparedMesh,
-    ) -> Result<MeshId, StreamerError> {
+    ) -> Result<MeshId, MeshRegisterError> {
         let PreparedMesh {
             desc,
             label,
@@ -326,8 +326,8 @@ impl Streamer {
     pub fn register_mesh_path(
         &mut self,
         path: impl AsRef<std::path::Path>,
-    ) -> Result<MeshId, StreamerError> {
-        let file = MeshFile::open_path(path).map_err(StreamerError::MeshOpen)?;
+    ) -> Result<MeshId, MeshRegisterError> {
+        let file = MeshFile::open_path(path).map_err(MeshRegisterError::Open)?;
         self.register_mesh(MeshDesc::new(file))
     }
 

@@ -110,6 +110,7 @@ mod apply;
 mod arrivals;
 mod budget;
 mod canonical;
+mod errors;
 mod frame;
 mod load_state;
 mod meshes;
@@ -127,6 +128,7 @@ mod work;
 pub use crate::ids::{MeshId, ObjectId, TextureId};
 pub use crate::plan::Policy;
 pub use crate::plan::ViewError;
+pub use errors::{MeshRegisterError, SettleError, StaleId, StreamerError, TextureRegisterError};
 pub use meshes::{MeshEvent, MeshStatus};
 pub use options::{
     Budget, MeshDesc, MeshStorage, ObjectDesc, PlanThread, SettingsError, StreamerOptions,
@@ -139,83 +141,17 @@ pub use report::{
 };
 pub use textures::TextureStatus;
 
-use crate::container::OpenError;
 use crate::gpu::memory;
 use crate::gpu::staging::LoaderStaging;
-use crate::gpu::store::{AllocError, GpuStore};
+use crate::gpu::store::GpuStore;
 use crate::ids::Slots;
 use crate::plan::{Planner, PlannerOptions, View};
-use crate::transcode::TranscodeError;
-use crate::worker::{LoadError, Loader};
+use crate::worker::Loader;
 use budget::BudgetState;
 use load_state::LoadState;
 use objects::ObjectEntry;
 use plan_thread::PlanHandle;
 use std::time::{Duration, Instant};
-
-/// An id that names nothing in this streamer: removed, or issued by
-/// another one. The only way a lookup (`texture_view`, `mesh_buffers`,
-/// `set_object`, ...) fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum StaleId {
-    /// A texture id.
-    #[error("texture {0} is not registered (removed, or from another streamer)")]
-    Texture(TextureId),
-    /// An object id.
-    #[error("object {0} is not registered (removed, or from another streamer)")]
-    Object(ObjectId),
-    /// A mesh id.
-    #[error("mesh {0} is not registered (removed, or from another streamer)")]
-    Mesh(MeshId),
-}
-
-/// Why a streamer call failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StreamerError {
-    /// An id names nothing in this streamer.
-    #[error(transparent)]
-    Stale(#[from] StaleId),
-    /// Opening a mesh file failed.
-    #[error(transparent)]
-    MeshOpen(crate::mesh::MeshError),
-    /// Reading a mesh's coarsest LOD at registration failed.
-    #[error("loading the coarsest LOD of {label}: {source}")]
-    MeshBase {
-        /// The mesh.
-        label: String,
-        /// The error.
-        #[source]
-        source: crate::mesh::MeshError,
-    },
-    /// The texture's format cannot be used on this adapter.
-    #[error(transparent)]
-    Format(#[from] TranscodeError),
-    /// Loading the always-resident tail failed.
-    #[error("loading the tail of {label}: {source}")]
-    Tail {
-        /// The texture.
-        label: String,
-        /// The error.
-        #[source]
-        source: LoadError,
-    },
-    /// Opening a file failed.
-    #[error(transparent)]
-    Open(#[from] OpenError),
-    /// The GPU refused an allocation.
-    #[error(transparent)]
-    Alloc(#[from] AllocError),
-    /// A [`PreparedTexture`] from a preparer of a device with other features.
-    #[error("{label} was prepared for a device with other features")]
-    ForeignPrepared {
-        /// The texture.
-        label: String,
-    },
-    /// `settle` did not converge in time.
-    #[error("residency did not settle within {0:?}")]
-    SettleTimeout(Duration),
-}
 
 /// Keeps registered textures at the best mips the budget allows.
 ///
@@ -531,7 +467,7 @@ impl Streamer {
     /// Runs `update` until every texture holds its planned levels and no loads
     /// are outstanding, waiting for the loader between updates: a deterministic
     /// "fully streamed" point for screenshots and render tests.
-    pub fn settle(&mut self, views: &[View], timeout: Duration) -> Result<u32, StreamerError> {
+    pub fn settle(&mut self, views: &[View], timeout: Duration) -> Result<u32, SettleError> {
         let start = Instant::now();
         let mut frames = 0;
         loop {
@@ -543,7 +479,7 @@ impl Streamer {
                 return Ok(frames);
             }
             if start.elapsed() > timeout {
-                return Err(StreamerError::SettleTimeout(timeout));
+                return Err(SettleError::Timeout(timeout));
             }
             let nothing_arrived = self
                 .textures

@@ -3,7 +3,7 @@
 //! Objects are what the planner measures against the views.
 
 use super::StaleId;
-use super::{ObjectDesc, Streamer, StreamerError};
+use super::{ObjectDesc, Streamer};
 use crate::ids::ObjectId;
 
 /// One registered object.
@@ -14,7 +14,7 @@ pub(super) struct ObjectEntry {
 
 impl Streamer {
     /// Registers an object.
-    pub fn register_object(&mut self, desc: ObjectDesc) -> Result<ObjectId, StreamerError> {
+    pub fn register_object(&mut self, desc: ObjectDesc) -> Result<ObjectId, StaleId> {
         self.check_textures(&desc)?;
         self.check_meshes(&desc)?;
         let id: ObjectId = self.objects.insert(ObjectEntry { desc: desc.clone() });

@@ -5,7 +5,7 @@
 //! ([`Streamer::register_prepared_mesh`]).
 
 use super::work::Geometry;
-use super::{MeshDesc, Streamer, StreamerError, TextureDesc, TextureId};
+use super::{MeshDesc, MeshRegisterError, Streamer, TextureDesc, TextureId, TextureRegisterError};
 use crate::container::mip_extent;
 use crate::format::TargetFormat;
 use crate::kinds::Tier;
@@ -66,16 +66,16 @@ impl PreparedMesh {
     /// Reads `desc`'s coarsest LOD on this thread (blocking: a file read
     /// and a pass over its indices). A read that fails, or indices that
     /// point outside the LOD's vertices, are
-    /// [`StreamerError::MeshBase`], the error
+    /// [`MeshRegisterError::Base`], the error
     /// [`Streamer::register_mesh`] gives for the same file.
-    pub fn prepare(desc: MeshDesc) -> Result<Self, StreamerError> {
+    pub fn prepare(desc: MeshDesc) -> Result<Self, MeshRegisterError> {
         let info = desc.file.info();
         let label = desc.label.clone().unwrap_or_else(|| info.name.clone());
         let coarsest = info.lods.len().saturating_sub(1) as u32;
         let base = desc
             .file
             .read_lod(coarsest)
-            .map_err(|source| StreamerError::MeshBase {
+            .map_err(|source| MeshRegisterError::Base {
                 label: label.clone(),
                 source,
             })?;
@@ -111,7 +111,7 @@ pub(super) struct Layout {
 impl TexturePreparer {
     /// Reads and transcodes `desc`'s tail on this thread (blocking: 0.2 to
     /// tens of ms per texture).
-    pub fn prepare(&self, desc: TextureDesc) -> Result<PreparedTexture, StreamerError> {
+    pub fn prepare(&self, desc: TextureDesc) -> Result<PreparedTexture, TextureRegisterError> {
         let layout = layout(&desc, self.features, self.tail_size)?;
         let opts = TranscodeOptions::for_choice(&layout.choice, layout.choice.full)
             .with_row_alignment(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
@@ -121,9 +121,9 @@ impl TexturePreparer {
                 transcode::transcode_level(&desc.file, &raw, &opts).map_err(LoadError::from)
             })
             .collect::<Result<Vec<_>, LoadError>>()
-            .map_err(|source| StreamerError::Tail {
+            .map_err(|source| TextureRegisterError::Tail {
                 label: layout.label.clone(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(PreparedTexture {
             desc,
@@ -143,7 +143,7 @@ pub(super) fn layout(
     desc: &TextureDesc,
     features: wgpu::Features,
     tail_size: u32,
-) -> Result<Layout, StreamerError> {
+) -> Result<Layout, TextureRegisterError> {
     let info = desc.file.info();
     let choice = transcode::choose_targets_with(info, desc.class, desc.normal_layout, features)?;
     let formats = [
@@ -248,9 +248,9 @@ impl Streamer {
     pub fn register_prepared(
         &mut self,
         prepared: PreparedTexture,
-    ) -> Result<TextureId, StreamerError> {
+    ) -> Result<TextureId, TextureRegisterError> {
         if prepared.features != self.gpu.features() {
-            return Err(StreamerError::ForeignPrepared {
+            return Err(TextureRegisterError::ForeignPrepared {
                 label: prepared.label,
             });
         }

@@ -13,8 +13,8 @@ use super::prepare::{layout, Layout, PreparedTexture};
 use super::work::{Geometry, TextureFacts};
 use super::StaleId;
 use super::{
-    BelowReason, LossSource, ResidencyState, Streamer, StreamerError, TextureDesc, TextureReport,
-    Totals,
+    BelowReason, LossSource, ResidencyState, Streamer, TextureDesc, TextureRegisterError,
+    TextureReport, Totals,
 };
 use crate::container::TextureFile;
 use crate::format::TargetFormat;
@@ -153,7 +153,10 @@ impl Streamer {
     /// the render thread, prepare on another thread with
     /// [`preparer`](Self::preparer) and call
     /// [`register_prepared`](Self::register_prepared) here.
-    pub fn register_texture(&mut self, desc: TextureDesc) -> Result<TextureId, StreamerError> {
+    pub fn register_texture(
+        &mut self,
+        desc: TextureDesc,
+    ) -> Result<TextureId, TextureRegisterError> {
         let Layout {
             choice,
             geometry,
@@ -180,7 +183,7 @@ impl Streamer {
     pub(super) fn install(
         &mut self,
         prepared: PreparedTexture,
-    ) -> Result<TextureId, StreamerError> {
+    ) -> Result<TextureId, TextureRegisterError> {
         let PreparedTexture {
             desc,
             choice,
@@ -243,7 +246,7 @@ impl Streamer {
         geometry: &Geometry,
         plan: &PlanTexture,
         tail_levels: &[LevelImage],
-    ) -> Result<(GpuTexture, Option<BTreeMap<u32, LevelImage>>), StreamerError> {
+    ) -> Result<(GpuTexture, Option<BTreeMap<u32, LevelImage>>), TextureRegisterError> {
         let (tail, levels) = (plan.tail_level, plan.level_count);
         let gpu_label = format!("mipstream {label} levels {tail}..{levels}");
         let dim = crate::gpu::upload::view_dimension(file.info());
@@ -272,8 +275,11 @@ impl Streamer {
 
     /// Puts a texture back to the state registration leaves it in: its tail
     /// alone, full tier, nothing requested or pending, no failure.
-    pub(super) fn reset_texture_to_tail(&mut self, id: TextureId) -> Result<(), StreamerError> {
-        let e = self.textures.entries.get(id).ok_or(StaleId::Texture(id))?;
+    pub(super) fn reset_texture_to_tail(
+        &mut self,
+        id: TextureId,
+    ) -> Result<(), TextureRegisterError> {
+        let e = self.textures.entries.get(id).expect("an id of the table");
         let (file, choice, geometry, plan, label) = (
             e.file.clone(),
             e.choice,
@@ -306,7 +312,7 @@ impl Streamer {
         &mut self,
         path: impl AsRef<std::path::Path>,
         class: TextureClass,
-    ) -> Result<TextureId, StreamerError> {
+    ) -> Result<TextureId, TextureRegisterError> {
         let file = TextureFile::open_path(path)?;
         self.register_texture(TextureDesc::new(file).with_class(class))
     }
@@ -318,7 +324,7 @@ impl Streamer {
         choice: &TargetChoice,
         levels: std::ops::Range<u32>,
         label: &str,
-    ) -> Result<Vec<LevelImage>, StreamerError> {
+    ) -> Result<Vec<LevelImage>, TextureRegisterError> {
         // a key of its own per registration: results of an earlier failed
         // registration still in flight must not be taken for this one's
         self.textures.tail_loads += 1;
@@ -356,9 +362,9 @@ impl Streamer {
         if let Some(source) = failed {
             // the tail's other levels finish on their own; their results are
             // dropped as they arrive (the key matches no texture)
-            return Err(StreamerError::Tail {
+            return Err(TextureRegisterError::Tail {
                 label: label.to_owned(),
-                source,
+                source: Box::new(source),
             });
         }
         Ok(got.into_values().collect())

@@ -33,9 +33,15 @@ pub fn gpu() -> &'static HeadlessGpu {
     })
 }
 
-/// The repository root.
+/// The repository root (the workspace's: the tools crate's tests use this
+/// harness too, from `mipstream-tools/`).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|p| p.join(".ci/test").is_file())
+        .unwrap_or(manifest)
+        .to_path_buf()
 }
 
 /// `../shared/data`, the third-party test material. Its absence is a failure.

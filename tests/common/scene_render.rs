@@ -2,9 +2,9 @@
 //! the test binaries that draw them).
 
 use glam::UVec2;
-use mipstream::demo::gltf_scene::StreamedScene;
-use mipstream::demo::render_mesh::{MeshDraw, MeshRenderer, BACKGROUND};
 use mipstream::{Streamer, View};
+use mipstream_tools::gltf_scene::StreamedScene;
+use mipstream_tools::render_mesh::{MeshDraw, MeshRenderer, BACKGROUND};
 
 /// `draws` from `view` into a new `size` target, read back.
 pub(crate) fn render(

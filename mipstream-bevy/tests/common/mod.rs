@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 /// workspace's `target/mipstream-cache`, which the library's tests fill).
 pub fn builtin_textures() -> Vec<PathBuf> {
     let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/mipstream-cache");
-    mipstream::demo::scene::BuiltinScene::load_or_cook(&cache, |_, _| {})
+    mipstream_tools::scene::BuiltinScene::load_or_cook(&cache, |_, _| {})
         .expect("cooking the built-in textures")
         .textures
 }
@@ -351,7 +351,7 @@ pub fn grid_scene(
     std::fs::create_dir_all(dir).unwrap();
     // five LODs, 64 to 4 quads across
     let lods = [(64, 0.0), (32, 0.002), (16, 0.008), (8, 0.03), (4, 0.06)];
-    let mesh = mipstream::demo::scene::grid_mesh(&lods, 12.0);
+    let mesh = mipstream_tools::scene::grid_mesh(&lods, 12.0);
     std::fs::write(dir.join("grid.msmesh"), mesh).unwrap();
     let material = SceneMaterial {
         name: "grid".into(),
