@@ -174,3 +174,129 @@ fn links_between_pages_lead_to_a_file_and_a_heading_that_exist() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+/// A measured number: a figure followed by a unit of time, quality or
+/// speed (`0.41 ms`, `45.5 dB`, `296.6 MiB/s`, `1.5x faster`), not a bound
+/// (`needs 28 dB`, `at most 2 ms`) or a setting.
+fn measurements(paragraph: &str) -> Vec<String> {
+    const UNITS: [&str; 8] = [
+        " ms", " µs", " dB", " MiB/s", " GiB/s", " fps", "x faster", "x slower",
+    ];
+    const BOUNDS: [&str; 8] = [
+        "need", "bound", "within", "at least", "at most", "under ", "asked", "bar ",
+    ];
+    let chars: Vec<char> = paragraph.chars().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+            j += 1;
+        }
+        let rest: String = chars[j..chars.len().min(j + 9)].iter().collect();
+        let unit = UNITS.iter().find(|u| {
+            rest.starts_with(**u)
+                && rest[u.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+        });
+        if let Some(u) = unit {
+            let before: String = chars[i.saturating_sub(40)..i].iter().collect();
+            let before = before.to_lowercase();
+            if !BOUNDS.iter().any(|b| before.contains(b)) {
+                let number: String = chars[i..j].iter().collect();
+                found.push(format!("{number}{u}"));
+            }
+        }
+        i = j.max(i + 1);
+    }
+    found
+}
+
+/// A commit named the way the docs name one: 7 to 10 hex digits, at least
+/// one a letter and one a digit.
+fn names_a_commit(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+        (7..=10).contains(&w.len())
+            && w.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            && w.chars().any(|c| c.is_ascii_digit())
+            && w.chars().any(|c| c.is_ascii_alphabetic())
+    })
+}
+
+fn names_a_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(10).any(|w| {
+        w[..4].starts_with(b"20")
+            && w[..4].iter().all(u8::is_ascii_digit)
+            && w[4] == b'-'
+            && w[5..7].iter().all(u8::is_ascii_digit)
+            && w[7] == b'-'
+            && w[8..].iter().all(u8::is_ascii_digit)
+    })
+}
+
+#[test]
+fn every_measured_number_in_the_docs_says_when_and_on_what_build() {
+    // the rule of the guide: a number says its date, backend, commit and
+    // command, in its paragraph or in the section it belongs to
+    // (CONTRIBUTING.md states the tests' bounds, CHANGELOG.md is history)
+    let mut unsourced = Vec::new();
+    let mut seen = 0;
+    for page in pages() {
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        if name == "CONTRIBUTING.md" || name == "CHANGELOG.md" {
+            continue;
+        }
+        let text = read(&page);
+        let mut sections = vec![String::new()];
+        for line in text.lines() {
+            if line.starts_with("## ") || line.starts_with("# ") {
+                sections.push(String::new());
+            }
+            let last = sections.last_mut().unwrap();
+            last.push_str(line);
+            last.push('\n');
+        }
+        for section in &sections {
+            let sourced = names_a_commit(section) && names_a_date(section);
+            for paragraph in section.split("\n\n") {
+                let numbers = measurements(paragraph);
+                seen += numbers.len();
+                let here = names_a_commit(paragraph) && names_a_date(paragraph);
+                if !numbers.is_empty() && !here && !sourced {
+                    let head: String = paragraph.trim().chars().take(70).collect();
+                    unsourced.push(format!("{name}: {numbers:?} in {head:?}"));
+                }
+            }
+        }
+    }
+    // the check reads the docs' numbers (results, performance)
+    assert!(seen > 60, "{seen} measured numbers found");
+    assert!(
+        unsourced.is_empty(),
+        "numbers without a commit and a date in their paragraph or section: {unsourced:#?}"
+    );
+}
+
+#[test]
+fn measured_numbers_are_told_from_bounds_and_sources_are_recognised() {
+    assert_eq!(
+        measurements("update 0.136 ms, 45.5 dB"),
+        ["0.136 ms", "45.5 dB"]
+    );
+    assert!(measurements("the test needs 28 dB and 0.12").is_empty());
+    assert!(measurements("8 MiB per frame, level 2 ms_x").is_empty());
+    assert_eq!(measurements("1.5x faster than"), ["1.5x faster"]);
+    assert!(names_a_commit("release build of f0bb621, lavapipe"));
+    assert!(!names_a_commit("the function deadbeef and 1234567"));
+    assert!(names_a_date("2026-12-04 23:31"));
+    assert!(!names_a_date("2026-1-4"));
+}

@@ -498,6 +498,7 @@ fn at_rest_at_a_binding_budget_nothing_moves() {
                 .settle(&[view], Duration::from_secs(120))
                 .unwrap_or_else(|e| panic!("t {t}, share {share}: {e}"));
             for f in 0..rest + 30 {
+                let before = rig.streamer.report();
                 let s = rig.streamer.update(&[view]);
                 rig.streamer.finish_loads(Duration::from_secs(60)).unwrap();
                 rig.streamer.check_invariants().unwrap();
@@ -505,9 +506,38 @@ fn at_rest_at_a_binding_budget_nothing_moves() {
                 // states it made resident last are locked for a while: once
                 // those locks run out the plan may move once more
                 if f >= rest && (s.grown > 0 || s.shrunk > 0) {
+                    // which textures moved, from what to what, and why the
+                    // report said they were below their wish before
+                    let after = rig.streamer.report();
+                    let what: Vec<String> = before
+                        .textures
+                        .iter()
+                        .zip(&after.textures)
+                        .filter(|(b, a)| b.resident != a.resident || b.tier != a.tier)
+                        .map(|(b, a)| {
+                            format!(
+                                "{} {:?}{}->{:?}{} (wanted {}, planned {}, below {:?})",
+                                b.label,
+                                b.tier,
+                                b.resident,
+                                a.tier,
+                                a.resident,
+                                b.wanted,
+                                b.planned,
+                                b.below
+                            )
+                        })
+                        .collect();
                     moved.push(format!(
-                        "view {i} share {share} frame {f}: grown {} shrunk {} uploaded {}",
-                        s.grown, s.shrunk, s.upload_bytes
+                        "view {i} share {share} frame {f}: grown {} shrunk {} uploaded {}, \
+                         budget {}, pool {} retiring {} gpu {}: {what:?}",
+                        s.grown,
+                        s.shrunk,
+                        s.upload_bytes,
+                        budget,
+                        before.totals.pool,
+                        s.retiring_bytes,
+                        s.gpu_bytes,
                     ));
                 }
             }

@@ -14,6 +14,10 @@ use std::time::Duration;
 
 fn certify(dir: &std::path::Path, json: &std::path::Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_mipstream"))
+        .env(
+            "MIPSTREAM_CACHE",
+            common::repo().join("target/mipstream-cache"),
+        )
         .arg("certify")
         .arg(dir)
         .arg("--json")

@@ -7,11 +7,20 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The tool, with the repository's cache of the built-in scene (the tests
+/// run in `mipstream-tools/`, where its default, `target/mipstream-cache`,
+/// would be a second cache).
+fn tool() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mipstream"));
+    c.env(
+        "MIPSTREAM_CACHE",
+        common::repo().join("target/mipstream-cache"),
+    );
+    c
+}
+
 fn mipstream(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mipstream"))
-        .args(args)
-        .output()
-        .unwrap()
+    tool().args(args).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -349,10 +358,7 @@ fn cook_many_inputs_into_a_directory() {
     let mut args = vec!["cook".to_owned()];
     args.extend(inputs.iter().map(|p| p.to_str().unwrap().to_owned()));
     args.extend(["-o".into(), out.to_str().unwrap().to_owned()]);
-    let o = Command::new(env!("CARGO_BIN_EXE_mipstream"))
-        .args(&args)
-        .output()
-        .unwrap();
+    let o = tool().args(&args).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     for name in ["in0", "in1", "in2", "photo"] {
         let f = mipstream::TextureFile::open_path(out.join(format!("{name}.ktx2"))).unwrap();
