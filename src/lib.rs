@@ -96,6 +96,8 @@ mod doc_pages {
     struct Embedding;
     #[doc = include_str!("../docs/error-model.md")]
     struct ErrorModel;
+    #[doc = include_str!("../docs/feedback.md")]
+    struct Feedback;
     #[doc = include_str!("../docs/gpu-check.md")]
     struct GpuCheck;
     #[doc = include_str!("../docs/limitations.md")]

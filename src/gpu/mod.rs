@@ -7,6 +7,7 @@
 //! into a `wgpu::Texture` holding any contiguous range of mips.
 
 pub(crate) mod books;
+pub mod feedback;
 pub mod memory;
 pub mod readback;
 mod scope;
@@ -81,6 +82,9 @@ pub fn wanted_features() -> wgpu::Features {
         | wgpu::Features::TEXTURE_COMPRESSION_ETC2
         | wgpu::Features::TEXTURE_COMPRESSION_ASTC
         | wgpu::Features::TEXTURE_FORMAT_16BIT_NORM
+        // GPU feedback's shaders keep early depth testing with it
+        // (`gpu::feedback`)
+        | wgpu::Features::SHADER_EARLY_DEPTH_TEST
 }
 
 /// Opens a device without a window.

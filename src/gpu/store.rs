@@ -151,6 +151,9 @@ pub(crate) struct GpuStore {
     count_retiring: bool,
     /// Blocking waits for the GPU so far ([`GpuStore::wait_idle`]).
     waits: u64,
+    /// GPU feedback's buffers, once the engine asked for them
+    /// (`gpu/feedback.rs`).
+    pub(super) feedback: Option<super::feedback::FeedbackRing>,
 }
 
 /// A released resource the GPU may still use, kept until the engine's
@@ -194,6 +197,7 @@ impl GpuStore {
             frames_in_flight: 1,
             count_retiring: false,
             waits: 0,
+            feedback: None,
         }
     }
 
@@ -261,13 +265,14 @@ impl GpuStore {
     }
 
     /// What mipstream holds through this store: resident textures, mesh
-    /// buffers, the pool, staging and the loaders' reserve.
+    /// buffers, the pool, staging, the loaders' reserve and GPU feedback's
+    /// buffers.
     pub(crate) fn held_bytes(&self) -> u64 {
         self.live_textures
             + self.live_meshes
             + self.pool.bytes()
             + self.staging_bytes()
-            + self.reserve.accounted()
+            + self.fixed_bytes()
     }
 
     /// Released textures and buffers the GPU may still hold: kept for the
@@ -295,7 +300,7 @@ impl GpuStore {
             textures: self.live_textures,
             meshes: self.live_meshes,
             staging: self.staging_bytes(),
-            reserve: self.reserve.accounted(),
+            reserve: self.fixed_bytes(),
             pool: self.pool.books(),
             retiring: self.retiring_bytes(),
             count_retiring: self.count_retiring,

@@ -22,6 +22,8 @@ pub(super) struct FrameState {
     pub(super) rejected_view: Option<(u64, ViewError)>,
     /// What last frame's work held back (its `held_back` reason to clear).
     pub(super) held: Vec<work::Asset>,
+    /// The newest GPU feedback taken in.
+    pub(super) feedback: Option<crate::gpu::feedback::FeedbackFrame>,
 }
 
 impl Streamer {
@@ -44,6 +46,14 @@ impl Streamer {
         // released resources the engine no longer binds dropped first
         self.gpu.begin_update();
         self.gpu.poll();
+        // the newest feedback the GPU has handed back, if any (never waits)
+        if let Some(f) = self.gpu.take_feedback() {
+            self.frame.feedback = Some(f);
+        }
+        if let Some(f) = &self.frame.feedback {
+            self.frame.stats.feedback_age = Some(self.frame.number.saturating_sub(f.frame));
+            self.frame.stats.feedback_textures = f.seen() as u32;
+        }
         let own = self.gpu.accounted_bytes() + self.gpu.staging_bytes();
         self.budget
             .refresh_driver(self.frame.number, self.gpu.device(), own);
@@ -113,7 +123,7 @@ impl Streamer {
         inputs.budget = self.budget.for_planner(
             self.tail_bytes(),
             self.options.transient_reserve,
-            self.gpu.staging_reserve().accounted(),
+            self.gpu.fixed_bytes(),
         );
         inputs.views.clone_from(&self.frame.views);
         inputs.resident.clear();

@@ -111,6 +111,7 @@ mod arrivals;
 mod budget;
 mod canonical;
 mod errors;
+mod feedback;
 mod frame;
 mod load_state;
 mod meshes;

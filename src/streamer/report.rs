@@ -289,6 +289,12 @@ pub struct FrameStats {
     /// [`crate::streamer::StreamerOptions::count_retiring`] (without it, a forced
     /// shrink's staging over the budget is waited for).
     pub gpu_waits: u32,
+    /// Updates since the frame whose GPU feedback the streamer holds
+    /// ([`crate::streamer::Streamer::latest_feedback`]); `None` without
+    /// feedback (not enabled, or nothing mapped yet).
+    pub feedback_age: Option<u64>,
+    /// Texture slots that feedback saw sampled.
+    pub feedback_textures: u32,
     /// Levels uploaded.
     pub uploads: u32,
     /// Texture levels written, each one copy command the frame's submit

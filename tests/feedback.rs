@@ -1,0 +1,298 @@
+//! GPU feedback on a real adapter (both backends): the shader module reports
+//! the lod the sampler picks (trilinear, anisotropic, biased), the pixels
+//! and the regions; hidden fragments do not report; the readback never
+//! makes `update` wait, skips a frame when the GPU is behind, and hands the
+//! newest mapped frame to the streamer.
+
+mod common;
+
+use mipstream::gpu::feedback::{wgsl, FeedbackFrame};
+use mipstream::{Streamer, StreamerOptions};
+
+const SIZE: u32 = 256;
+
+/// A full-screen triangle at `depth` whose fragment shader reports what
+/// `body` says (WGSL statements with `uv` in [0, 1] over the target and
+/// `p`, the fragment's position).
+fn pipeline(device: &wgpu::Device, body: &str, early: bool) -> wgpu::RenderPipeline {
+    let early = if early {
+        "@early_depth_test(force)"
+    } else {
+        ""
+    };
+    let source = format!(
+        "{}\n\
+         struct Out {{ @builtin(position) clip: vec4<f32>, @location(0) uv: vec2<f32> }}\n\
+         @group(0) @binding(1) var<uniform> depth: vec4<f32>;\n\
+         @vertex fn vs(@builtin(vertex_index) i: u32) -> Out {{\n\
+           let xy = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u)) * 2.0 - 1.0;\n\
+           var o: Out; o.clip = vec4<f32>(xy, depth.x, 1.0);\n\
+           o.uv = vec2<f32>(xy.x, -xy.y) * 0.5 + 0.5; return o;\n\
+         }}\n\
+         @fragment {early} fn fs(@builtin(position) p: vec4<f32>, @location(0) uv: vec2<f32>) -> @location(0) vec4<f32> {{\n\
+           {body}\n\
+           return vec4<f32>(uv, 0.0, 1.0);\n\
+         }}\n",
+        wgsl(0, 0)
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("feedback test"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("feedback test"),
+        layout: None,
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::TextureFormat::Rgba8Unorm.into())],
+        }),
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: wgpu::TextureFormat::Depth32Float,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+struct Frame {
+    color: wgpu::TextureView,
+    depth: wgpu::TextureView,
+}
+
+fn targets(device: &wgpu::Device) -> Frame {
+    let texture = |format, usage| {
+        device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: None,
+                size: wgpu::Extent3d {
+                    width: SIZE,
+                    height: SIZE,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+            .create_view(&Default::default())
+    };
+    Frame {
+        color: texture(
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        ),
+        depth: texture(
+            wgpu::TextureFormat::Depth32Float,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        ),
+    }
+}
+
+/// Draws `draws` (pipeline, depth) in order into one pass, records the
+/// feedback and submits; returns whether a readback buffer was free.
+fn frame(streamer: &mut Streamer, frame: &Frame, draws: &[(&wgpu::RenderPipeline, f32)]) -> bool {
+    let g = common::gpu();
+    let buffer = streamer.feedback_buffer().expect("feedback on").clone();
+    let mut encoder = g.device.create_command_encoder(&Default::default());
+    let groups: Vec<wgpu::BindGroup> = draws
+        .iter()
+        .map(|(p, depth)| {
+            let uniform = g.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            g.queue
+                .write_buffer(&uniform, 0, bytemuck::cast_slice(&[*depth, 0.0, 0.0, 0.0]));
+            g.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &p.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: buffer.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: uniform.as_entire_binding(),
+                    },
+                ],
+            })
+        })
+        .collect();
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: None,
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &frame.color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &frame.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        for ((p, _), group) in draws.iter().zip(&groups) {
+            pass.set_pipeline(p);
+            pass.set_bind_group(0, group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+    }
+    let recorded = streamer.record_feedback(&mut encoder);
+    g.queue.submit([encoder.finish()]);
+    recorded
+}
+
+fn streamer(slots: u32) -> Streamer {
+    let g = common::gpu();
+    assert!(
+        g.device
+            .features()
+            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST),
+        "{} lacks SHADER_EARLY_DEPTH_TEST (examples/adapters.rs prints it)",
+        g.describe()
+    );
+    let mut s = Streamer::with_options(&g.device, &g.queue, StreamerOptions::default());
+    s.enable_feedback(slots);
+    s
+}
+
+/// Waits for the GPU (the test may; `update` never does) and lets an update
+/// take the newest mapped feedback.
+fn settle_feedback(s: &mut Streamer) -> FeedbackFrame {
+    let g = common::gpu();
+    g.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("poll");
+    let stats = s.update(&[]);
+    assert_eq!(stats.gpu_waits, 0);
+    s.latest_feedback().cloned().expect("feedback mapped")
+}
+
+#[test]
+fn the_shader_reports_the_samplers_lod_the_pixels_and_the_regions() {
+    let g = common::gpu();
+    let mut s = streamer(5);
+    // a 1024-texel texture over 256 pixels: lod 2; four times as many texels
+    // across as down: lod 2 with 16x anisotropy, 4 without; a bias of -1:
+    // lod 1; slot 7 lies beyond the buffer and is ignored
+    let body = "mipstream_feedback(1u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);\n\
+                mipstream_feedback(2u, uv * vec2<f32>(4.0, 1.0), vec2<f32>(1024.0), 16.0, 0.0, p);\n\
+                mipstream_feedback(3u, uv * vec2<f32>(4.0, 1.0), vec2<f32>(1024.0), 1.0, 0.0, p);\n\
+                mipstream_feedback(4u, uv, vec2<f32>(1024.0), 1.0, -1.0, p);\n\
+                mipstream_feedback(7u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);";
+    let p = pipeline(&g.device, body, true);
+    let f = targets(&g.device);
+    s.update(&[]);
+    assert!(frame(&mut s, &f, &[(&p, 0.5)]));
+    let fb = settle_feedback(&mut s);
+    assert_eq!(fb.slots.len(), 5);
+    assert_eq!(fb.slots[0], None, "slot 0 was not sampled");
+    let lod = |k: usize| fb.slots[k].expect("sampled").finest_lod;
+    assert_eq!(lod(1), 2.0);
+    assert_eq!(lod(2), 2.0, "anisotropy takes the minor axis' lod");
+    assert_eq!(lod(3), 4.0, "isotropic: the major axis");
+    assert_eq!(lod(4), 1.0, "the bias");
+    let one = fb.slots[1].unwrap();
+    assert_eq!(
+        one.pixels,
+        SIZE * SIZE,
+        "one pixel in four, counted four times"
+    );
+    assert_eq!(one.regions, u64::MAX, "the whole uv square");
+    assert_eq!(fb.seen(), 4);
+    assert_eq!(s.update(&[]).feedback_textures, 4);
+}
+
+#[test]
+fn hidden_fragments_do_not_report() {
+    let g = common::gpu();
+    let mut s = streamer(4);
+    let near = pipeline(
+        &g.device,
+        "mipstream_feedback(1u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);",
+        true,
+    );
+    let far = pipeline(
+        &g.device,
+        "mipstream_feedback(2u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);",
+        true,
+    );
+    let f = targets(&g.device);
+    s.update(&[]);
+    // the near triangle first, the far one behind it
+    assert!(frame(&mut s, &f, &[(&near, 0.2), (&far, 0.8)]));
+    let fb = settle_feedback(&mut s);
+    assert!(fb.slots[1].is_some());
+    assert_eq!(fb.slots[2], None, "the far triangle is hidden: {fb:?}");
+}
+
+#[test]
+fn the_readback_never_waits_skips_a_frame_when_behind_and_keeps_the_newest() {
+    let g = common::gpu();
+    let mut s = streamer(4);
+    let slot = |k: u32| {
+        pipeline(
+            &g.device,
+            &format!("mipstream_feedback({k}u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);"),
+            true,
+        )
+    };
+    let (one, two, three) = (slot(1), slot(2), slot(3));
+    let f = targets(&g.device);
+    let at = s.update(&[]).frame;
+    // three frames recorded with no update to take them: the ring's three
+    // buffers are in flight or mapped; the fourth frame finds none free and
+    // is dropped, and nothing waited
+    assert!(frame(&mut s, &f, &[(&one, 0.5)]));
+    assert!(frame(&mut s, &f, &[(&two, 0.5)]));
+    assert!(frame(&mut s, &f, &[(&three, 0.5)]));
+    assert!(
+        !frame(&mut s, &f, &[(&one, 0.5)]),
+        "a ring full of unread frames skips this one"
+    );
+    // once the GPU is done, one update takes the newest (the third: slot 3
+    // alone) and gives every buffer back
+    let fb = settle_feedback(&mut s);
+    assert_eq!(fb.frame, at);
+    let seen: Vec<usize> = (0..4).filter(|k| fb.slots[*k].is_some()).collect();
+    assert_eq!(seen, [3], "the newest mapped frame wins");
+    let stats = s.update(&[]);
+    assert_eq!(stats.gpu_waits, 0);
+    assert_eq!(stats.feedback_age, Some(stats.frame - at));
+    assert!(frame(&mut s, &f, &[(&two, 0.5)]), "the ring is free again");
+    // an update right after a submit does not wait for its map
+    assert_eq!(s.update(&[]).gpu_waits, 0);
+    let newer = settle_feedback(&mut s);
+    assert!(newer.frame > at);
+    assert!(newer.slots[2].is_some() && newer.slots[3].is_none());
+}
