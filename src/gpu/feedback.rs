@@ -202,41 +202,6 @@ impl FeedbackRing {
     }
 }
 
-impl super::store::GpuStore {
-    /// Sets aside feedback buffers for `slots` texture slots (again: new
-    /// buffers, what was in flight dropped).
-    pub(crate) fn enable_feedback(&mut self, slots: u32) {
-        self.feedback = Some(FeedbackRing::new(self.device(), slots));
-    }
-
-    /// The buffer the engine's shaders write, once enabled.
-    pub(crate) fn feedback_storage(&self) -> Option<&wgpu::Buffer> {
-        self.feedback.as_ref().map(FeedbackRing::storage)
-    }
-
-    /// Bytes set aside whole: the loaders' staging reserve and GPU
-    /// feedback's buffers.
-    pub(crate) fn fixed_bytes(&self) -> u64 {
-        self.staging_reserve().accounted() + self.feedback.as_ref().map_or(0, FeedbackRing::bytes)
-    }
-
-    /// See [`FeedbackRing::record`]; false without feedback.
-    pub(crate) fn record_feedback(
-        &mut self,
-        encoder: &mut wgpu::CommandEncoder,
-        frame: u64,
-    ) -> bool {
-        self.feedback
-            .as_mut()
-            .is_some_and(|f| f.record(encoder, frame))
-    }
-
-    /// See [`FeedbackRing::take_newest`].
-    pub(crate) fn take_feedback(&mut self) -> Option<FeedbackFrame> {
-        self.feedback.as_mut().and_then(FeedbackRing::take_newest)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

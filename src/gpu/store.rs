@@ -28,6 +28,7 @@
 
 pub(crate) use super::books::Shape;
 use super::books::{Books, Pool, Pooled};
+use super::feedback::FeedbackRing;
 use super::scope::{catching, Catch, Caught};
 use super::staging::StagingReserve;
 use super::upload::GpuTexture;
@@ -151,9 +152,8 @@ pub(crate) struct GpuStore {
     count_retiring: bool,
     /// Blocking waits for the GPU so far ([`GpuStore::wait_idle`]).
     waits: u64,
-    /// GPU feedback's buffers, once the engine asked for them
-    /// (`gpu/feedback.rs`).
-    pub(super) feedback: Option<super::feedback::FeedbackRing>,
+    /// GPU feedback's buffers, once the engine asked for them.
+    feedback: Option<FeedbackRing>,
 }
 
 /// A released resource the GPU may still use, kept until the engine's
@@ -292,6 +292,21 @@ impl GpuStore {
             .filter(|r| matches!(r._item, Retired::Texture(_)))
             .count();
         (self.pool.len() + kept) as u64 + self.retiring_textures_in_flight.load(Ordering::Acquire)
+    }
+
+    /// GPU feedback's buffers (`gpu/feedback.rs`), once enabled.
+    pub(crate) fn feedback(&mut self) -> &mut Option<FeedbackRing> {
+        &mut self.feedback
+    }
+
+    /// See [`Self::feedback`].
+    pub(crate) fn feedback_ring(&self) -> Option<&FeedbackRing> {
+        self.feedback.as_ref()
+    }
+
+    /// Bytes set aside whole: the loaders' staging reserve and feedback's.
+    pub(crate) fn fixed_bytes(&self) -> u64 {
+        self.reserve.accounted() + self.feedback.as_ref().map_or(0, FeedbackRing::bytes)
     }
 
     /// A copy of the books, to simulate decisions on.

@@ -43,6 +43,7 @@ mod chains;
 mod clusters;
 mod coverage;
 pub(crate) mod density;
+pub mod feedback;
 pub(crate) mod fit;
 mod floor;
 pub mod mesh;
@@ -446,6 +447,8 @@ pub struct Planner {
     tails: Vec<f32>,
     cutoff: Vec<f32>,
     sums: Vec<TextureNeedSum>,
+    /// GPU feedback taken (`feedback.rs`), fused into `sums` when it counts.
+    feedback: feedback::FeedbackMemory,
     chains: Vec<Candidate>,
     states: Vec<State>,
     offsets: Vec<u32>,
@@ -518,6 +521,7 @@ impl Planner {
             self.mesh_last_seen[slot] = u64::MAX;
         }
         self.floor = None;
+        self.feedback.clear();
     }
 
     /// The options in use.
@@ -682,6 +686,7 @@ impl Planner {
         frame: u64,
     ) -> &Plan {
         self.densities(views);
+        self.fuse_feedback(frame);
         self.mesh_needs(views);
         self.plan.fit_error = 0.0;
         self.plan.fit_bound = None;

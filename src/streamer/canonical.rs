@@ -129,6 +129,7 @@ impl Streamer {
         }
         self.gpu.trim_pool(0);
         self.planner.get().forget_history();
+        self.forget_feedback();
         self.budget.forget_headroom();
         self.gpu.submit();
         // nothing retiring either: a settle that began with memory on its

@@ -3,7 +3,8 @@
 //! takes the newest mapped frame without waiting ([`crate::gpu::feedback`]).
 
 use super::Streamer;
-use crate::gpu::feedback::FeedbackFrame;
+use crate::gpu::feedback::{FeedbackFrame, FeedbackRing};
+use crate::plan::feedback::Sampled;
 
 impl Streamer {
     /// Sets aside GPU feedback's buffers for `slots` texture slots (a
@@ -13,7 +14,8 @@ impl Streamer {
     /// makes new buffers: bind [`feedback_buffer`](Self::feedback_buffer)
     /// again.
     pub fn enable_feedback(&mut self, slots: u32) {
-        self.gpu.enable_feedback(slots);
+        let ring = FeedbackRing::new(self.gpu.device(), slots);
+        *self.gpu.feedback() = Some(ring);
         self.frame.feedback = None;
     }
 
@@ -21,7 +23,7 @@ impl Streamer {
     /// (`@group(g) @binding(b)` of [`crate::gpu::feedback::wgsl`]), once
     /// [`enable_feedback`](Self::enable_feedback) was called.
     pub fn feedback_buffer(&self) -> Option<&wgpu::Buffer> {
-        self.gpu.feedback_storage()
+        self.gpu.feedback_ring().map(FeedbackRing::storage)
     }
 
     /// Records, after the engine's passes of this frame in `encoder`, the
@@ -32,12 +34,38 @@ impl Streamer {
     /// dropped; nothing waits) or feedback is off.
     pub fn record_feedback(&mut self, encoder: &mut wgpu::CommandEncoder) -> bool {
         let frame = self.frame.number;
-        self.gpu.record_feedback(encoder, frame)
+        let ring = self.gpu.feedback().as_mut();
+        ring.is_some_and(|f| f.record(encoder, frame))
     }
 
     /// The newest feedback an `update` took in: what the frame
     /// [`FeedbackFrame::frame`] sampled.
     pub fn latest_feedback(&self) -> Option<&FeedbackFrame> {
         self.frame.feedback.as_ref()
+    }
+
+    /// The feedback the planner has not taken yet, as the planner reads
+    /// it: the finest lod and pixels of each slot.
+    pub(super) fn feedback_for_planner(&mut self) -> Option<(u64, Vec<Option<Sampled>>)> {
+        let f = self.frame.feedback.as_ref()?;
+        if self.frame.feedback_sent == Some(f.frame) {
+            return None;
+        }
+        self.frame.feedback_sent = Some(f.frame);
+        let slots = f.slots.iter().map(|s| {
+            s.map(|s| Sampled {
+                lod: s.finest_lod,
+                pixels: s.pixels as f32,
+            })
+        });
+        Some((f.frame, slots.collect()))
+    }
+
+    /// Drops the feedback taken and any in flight (frames up to now):
+    /// `settle_canonical` plans as a fresh streamer would.
+    pub(super) fn forget_feedback(&mut self) {
+        self.frame.feedback = None;
+        self.frame.feedback_sent = None;
+        self.frame.feedback_floor = self.frame.number;
     }
 }

@@ -9,6 +9,7 @@ use super::plan_thread::{PlanInputs, Progress};
 use super::slots::Facts;
 use super::work::{self, UploadRoom};
 use super::{FrameStats, Streamer};
+use crate::gpu::feedback::FeedbackRing;
 use crate::plan::{View, ViewError};
 
 /// Where the frame stands: its number, what it measured, the views it
@@ -24,6 +25,11 @@ pub(super) struct FrameState {
     pub(super) held: Vec<work::Asset>,
     /// The newest GPU feedback taken in.
     pub(super) feedback: Option<crate::gpu::feedback::FeedbackFrame>,
+    /// The frame of the feedback last handed to the planner.
+    pub(super) feedback_sent: Option<u64>,
+    /// Feedback of frames up to this one is dropped when it maps
+    /// (`settle_canonical` forgot it).
+    pub(super) feedback_floor: u64,
 }
 
 impl Streamer {
@@ -47,8 +53,15 @@ impl Streamer {
         self.gpu.begin_update();
         self.gpu.poll();
         // the newest feedback the GPU has handed back, if any (never waits)
-        if let Some(f) = self.gpu.take_feedback() {
-            self.frame.feedback = Some(f);
+        if let Some(f) = self
+            .gpu
+            .feedback()
+            .as_mut()
+            .and_then(FeedbackRing::take_newest)
+        {
+            if f.frame > self.frame.feedback_floor {
+                self.frame.feedback = Some(f);
+            }
         }
         if let Some(f) = &self.frame.feedback {
             self.frame.stats.feedback_age = Some(self.frame.number.saturating_sub(f.frame));
@@ -132,6 +145,7 @@ impl Streamer {
             .extend_from_slice(self.textures.slots.resident());
         inputs.meshes = self.mesh_resident();
         inputs.taken_at = self.frame.number;
+        inputs.feedback = self.feedback_for_planner();
         // a plan made ahead is for the next update, which carries it out
         inputs.frame = self.frame.number + u64::from(ahead);
         inputs

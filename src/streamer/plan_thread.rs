@@ -24,6 +24,7 @@
 //! when a plan is done), so the streamer's reports and checks read it while
 //! the next one is being made.
 
+use crate::plan::feedback::Sampled;
 use crate::plan::{
     MeshPlan, MeshResident, Plan, Planner, Policy, ResidentState, TexturePlan, View,
 };
@@ -45,6 +46,9 @@ pub(super) struct PlanInputs {
     pub(super) frame: u64,
     /// The update the inputs were taken in.
     pub(super) taken_at: u64,
+    /// GPU feedback newer than any the planner took: its frame and what
+    /// each texture slot sampled.
+    pub(super) feedback: Option<(u64, Vec<Option<Sampled>>)>,
 }
 
 struct Job {
@@ -130,6 +134,9 @@ fn below_the_render_thread() {
 }
 
 fn plan(planner: &mut Planner, i: &PlanInputs) {
+    if let Some((frame, slots)) = &i.feedback {
+        planner.take_feedback(*frame, slots);
+    }
     planner.plan_with_meshes(&i.views, i.budget, &i.resident, &i.meshes, i.frame);
 }
 
