@@ -10,7 +10,9 @@
 struct Globals {
     view_proj: mat4x4<f32>,
     light: vec4<f32>,
-    // x: mode (0 normal, 1 heatmap, 2 texture index and lod)
+    // x: mode (0 normal, 1 heatmap, 2 texture index and lod); y: 1 to
+    // report GPU feedback (the feedback module is appended to this source
+    // at group 2, binding 0)
     mode: vec4<u32>,
 }
 
@@ -27,6 +29,8 @@ struct VsIn {
     // x: world units per texture repeat, y: resident mip - wanted mip,
     // z: highlight (mode 2: the texture's index + 1)
     @location(5) extra: vec3<f32>,
+    // GPU feedback: the texture's slot, its full-resolution width and height
+    @location(6) feedback: vec3<f32>,
 }
 
 struct VsOut {
@@ -34,6 +38,7 @@ struct VsOut {
     @location(0) uv: vec2<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) extra: vec3<f32>,
+    @location(3) @interpolate(flat) feedback: vec3<f32>,
 }
 
 @vertex
@@ -51,6 +56,7 @@ fn vs(v: VsIn) -> VsOut {
     out.uv = v.uv * extent / v.extra.x;
     out.normal = v.normal;
     out.extra = v.extra;
+    out.feedback = v.feedback;
     return out;
 }
 
@@ -79,9 +85,13 @@ fn srgb_byte(b: f32) -> f32 {
     return pow((c + 0.055) / 1.055, 2.4);
 }
 
-@fragment
+@fragment MIPSTREAM_EARLY_DEPTH
 fn fs(f: VsOut) -> @location(0) vec4<f32> {
     let c = textureSample(tex, samp, f.uv);
+    if g.mode.y == 1u {
+        // the trilinear sampler: no anisotropy, no bias
+        mipstream_feedback(u32(f.feedback.x + 0.5), f.uv, f.feedback.yz, 1.0, 0.0, f.clip);
+    }
     if g.mode.x == 2u {
         let texels = f.uv * vec2<f32>(textureDimensions(tex, 0));
         let rho = max(length(dpdx(texels)), length(dpdy(texels)));

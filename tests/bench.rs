@@ -367,6 +367,49 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
 }
 
 #[test]
+fn the_feedback_strategy_draws_every_frame_reports_what_it_samples_and_repeats_in_lockstep() {
+    let opts = BenchOptions {
+        frames: 24,
+        quality_every: 4,
+        size: glam::UVec2::new(160, 90),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        strategies: vec![Strategy::Mipstream, Strategy::MipstreamFeedback],
+        lockstep: true,
+        ..Default::default()
+    };
+    let a = bench::run(&opts, |_| {}).unwrap();
+    let b = bench::run(&opts, |_| {}).unwrap();
+    let [_, plain, fed] = &a.strategies[..] else {
+        panic!("{:?}", a.strategies.len())
+    };
+    assert_eq!(fed.strategy.key(), "mipstream_feedback");
+    assert!(fed.setting.contains("GPU feedback"), "{}", fed.setting);
+    // the CPU alone sees no feedback; with it, every frame after the first
+    // takes the frame before's (lockstep: the GPU finished it), every frame
+    // drawn, compared or not
+    assert!(plain.frames.iter().all(|f| f.feedback_textures == 0));
+    assert!(
+        fed.frames[1..].iter().all(|f| f.feedback_textures > 0),
+        "{:?}",
+        fed.frames
+            .iter()
+            .map(|f| f.feedback_textures)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(fed.frames_over_budget, 0);
+    let per_frame = |s: &bench::StrategyResult| {
+        let f = s.frames.iter();
+        f.map(|f| (f.uploaded, f.feedback_textures, f.psnr_db.map(f64::to_bits)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        per_frame(fed),
+        per_frame(&b.strategies[2]),
+        "lockstep runs differ"
+    );
+}
+
+#[test]
 fn the_trace_puts_each_texture_s_share_of_the_error_where_the_picture_shows_it() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.jsonl");

@@ -77,6 +77,7 @@ struct Instance {
     center: [f32; 3],
     size: [f32; 3],
     extra: [f32; 3],
+    feedback: [f32; 3],
 }
 
 #[repr(C)]
@@ -125,6 +126,10 @@ pub struct SceneRenderer {
     indices: wgpu::Buffer,
     instances: Option<wgpu::Buffer>,
     bind_groups: HashMap<TextureId, wgpu::BindGroup>,
+    /// GPU feedback's bind group (group 2): the streamer's buffer when it
+    /// has one, else a buffer of one slot nobody reads.
+    feedback_layout: wgpu::BindGroupLayout,
+    no_feedback: wgpu::BindGroup,
     depth: Option<(UVec2, wgpu::TextureView)>,
     format: wgpu::TextureFormat,
     /// Bind groups rebuilt by the last `sync`.
@@ -162,6 +167,26 @@ impl SceneRenderer {
             label: Some("mipstream scene texture"),
             entries: &[texture_entry(0)],
         });
+        let feedback_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("mipstream scene feedback"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let unused = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("mipstream scene no feedback"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let no_feedback = feedback_bind(device, &feedback_layout, &unused);
         let vertex_layouts = [
             Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<Vertex>() as u64,
@@ -171,15 +196,32 @@ impl SceneRenderer {
             Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<Instance>() as u64,
                 step_mode: wgpu::VertexStepMode::Instance,
-                attributes: &wgpu::vertex_attr_array![3 => Float32x3, 4 => Float32x3, 5 => Float32x3],
+                attributes: &wgpu::vertex_attr_array![3 => Float32x3, 4 => Float32x3, 5 => Float32x3, 6 => Float32x3],
             }),
         ];
+        // GPU feedback's module appended; hidden fragments must not report,
+        // so the fragment stage runs after the depth test where the device can
+        let early = device
+            .features()
+            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST);
+        let wgsl = format!(
+            "{}\n{}",
+            include_str!("../../shaders/scene.wgsl").replace(
+                "MIPSTREAM_EARLY_DEPTH",
+                if early {
+                    "@early_depth_test(force)"
+                } else {
+                    ""
+                }
+            ),
+            mipstream::gpu::feedback::wgsl(2, 0)
+        );
         let pipeline = depth_tested(
             device,
             &PipelineDesc {
                 label: "mipstream scene",
-                wgsl: include_str!("../../shaders/scene.wgsl"),
-                bind_groups: &[&globals_layout, &texture_layout],
+                wgsl: &wgsl,
+                bind_groups: &[&globals_layout, &texture_layout, &feedback_layout],
                 buffers: &vertex_layouts,
                 cull_mode: Some(wgpu::Face::Back),
                 format,
@@ -226,6 +268,8 @@ impl SceneRenderer {
             indices,
             instances: None,
             bind_groups: HashMap::new(),
+            feedback_layout,
+            no_feedback,
             depth: None,
             format,
             last_rebinds: 0,
@@ -315,11 +359,14 @@ impl SceneRenderer {
                     ViewMode::MipHeatmap => 1,
                     ViewMode::TextureIds => 2,
                 },
-                0,
+                streamer.feedback_buffer().is_some() as u32,
                 0,
                 0,
             ],
         };
+        let feedback = streamer
+            .feedback_buffer()
+            .map(|b| feedback_bind(device, &self.feedback_layout, b));
         queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         // instances grouped by texture, one draw per texture
         let mut order: Vec<&DrawBox> = boxes.iter().collect();
@@ -340,10 +387,19 @@ impl SceneRenderer {
                     Some(&i) => (i + 1) as f32,
                     None => b.highlight as u32 as f32,
                 };
+                // the full chain's level 0 from the resident copy's
+                let full = streamer.resident(b.texture).map_or([0.0; 2], |r| {
+                    let s = r.texture.size();
+                    [
+                        (s.width << r.first_level) as f32,
+                        (s.height << r.first_level) as f32,
+                    ]
+                });
                 Instance {
                     center: b.center.into(),
                     size: b.size.into(),
                     extra: [b.tile.max(1e-3), delta, third],
+                    feedback: [b.texture.index() as f32, full[0], full[1]],
                 }
             })
             .collect();
@@ -412,6 +468,7 @@ impl SceneRenderer {
             };
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &self.globals_bind, &[]);
+            pass.set_bind_group(2, feedback.as_ref().unwrap_or(&self.no_feedback), &[]);
             pass.set_vertex_buffer(0, self.vertices.slice(..));
             pass.set_vertex_buffer(1, instance_buf.slice(..));
             pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint16);
@@ -433,4 +490,20 @@ impl SceneRenderer {
         queue.submit([enc.finish()]);
         self.instances = Some(instance_buf);
     }
+}
+
+/// GPU feedback's bind group over `buffer`.
+fn feedback_bind(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffer: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("mipstream scene feedback"),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buffer.as_entire_binding(),
+        }],
+    })
 }

@@ -94,11 +94,16 @@ pub enum Strategy {
     /// mipstream's budget fit judged by the geometric error model, beside a
     /// `mipstream` judging by measured loss (`--error-model both`).
     MipstreamGeometric,
+    /// mipstream's budget fit with GPU feedback: the renderer reports what
+    /// it samples every frame and the plan fuses it (`docs/feedback.md`;
+    /// the built-in box renderer only). The engine rules stay the CPU rules
+    /// their engines ship.
+    MipstreamFeedback,
 }
 
 impl Strategy {
     /// All of them, `full` first (it makes the reference pictures).
-    pub const ALL: [Strategy; 7] = [
+    pub const ALL: [Strategy; 8] = [
         Strategy::Full,
         Strategy::UniformBias,
         Strategy::DistanceOnly,
@@ -106,9 +111,11 @@ impl Strategy {
         Strategy::UnrealPool,
         Strategy::Mipstream,
         Strategy::MipstreamGeometric,
+        Strategy::MipstreamFeedback,
     ];
 
-    /// What a run compares by default: every one but `mipstream_geometric`.
+    /// What a run compares by default: every one but `mipstream_geometric`
+    /// and `mipstream_feedback`.
     pub fn default_set() -> Vec<Strategy> {
         Self::ALL[..6].to_vec()
     }
@@ -128,6 +135,7 @@ impl Strategy {
             Strategy::UnrealPool => "unreal_pool",
             Strategy::Mipstream => "mipstream",
             Strategy::MipstreamGeometric => "mipstream_geometric",
+            Strategy::MipstreamFeedback => "mipstream_feedback",
         }
     }
 
@@ -341,6 +349,9 @@ pub struct FrameRecord {
     /// above what the device held before the strategy's streamer existed
     /// (the renderer's own taken out); `None` where wgpu counts no memory.
     pub gpu_bytes: Option<u64>,
+    /// Textures the GPU feedback the update took had seen sampled
+    /// (`mipstream_feedback`; 0 for the others).
+    pub feedback_textures: u32,
 }
 
 /// One strategy's run.

@@ -19,6 +19,7 @@ fn color(s: Strategy) -> RGBColor {
         Strategy::UnrealPool => RGBColor(210, 40, 60),
         Strategy::Mipstream => RGBColor(20, 160, 60),
         Strategy::MipstreamGeometric => RGBColor(120, 200, 150),
+        Strategy::MipstreamFeedback => RGBColor(0, 110, 110),
     }
 }
 

@@ -440,6 +440,9 @@ fn set_policy(
         ),
         Strategy::Mipstream => format!("budget fit, {} loss", opts.error_model.key()),
         Strategy::MipstreamGeometric => "budget fit, geometric loss".to_string(),
+        Strategy::MipstreamFeedback => {
+            format!("budget fit, {} loss, GPU feedback", opts.error_model.key())
+        }
     }
 }
 
@@ -477,12 +480,26 @@ pub(super) fn run_strategy(
     let mut streamer = open_streamer(ctx, strategy, budget);
     // the budget fit's problems kept, for `--dump-plans`
     let dump = ctx.opts.dump_plans.is_some()
-        && matches!(strategy, Strategy::Mipstream | Strategy::MipstreamGeometric);
+        && matches!(
+            strategy,
+            Strategy::Mipstream | Strategy::MipstreamGeometric | Strategy::MipstreamFeedback
+        );
     streamer.capture_fit_problems(dump);
     let target = Target::new(g, ctx.opts.size);
     let before = DeviceMemory::read(&g.device);
     let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
     let setting = set_policy(ctx, strategy, budget, frames, &mut streamer, &registered);
+    if strategy == Strategy::MipstreamFeedback {
+        if !matches!(registered, Registered::Boxes(..)) {
+            return Err(BenchError::Options(
+                "mipstream_feedback needs the box renderer (the built-in scene or a texture \
+                 folder): the glTF renderer does not report GPU feedback yet"
+                    .into(),
+            ));
+        }
+        let slots = streamer.texture_ids().iter().map(|id| id.index() + 1).max();
+        streamer.enable_feedback(slots.unwrap_or(1) as u32);
+    }
     // the renderer makes its depth buffer at its first frame: measured apart
     // so the memory figures are the streamer's
     let first = ctx.scene.path().view(0.0, ctx.opts.size);
@@ -575,6 +592,7 @@ impl Run<'_> {
             fit_gap: stats.fit_gap_lp,
             fit_gap_knapsack: stats.fit_gap_knapsack,
             gpu_bytes,
+            feedback_textures: stats.feedback_textures,
             ..Default::default()
         };
         if f >= ctx.cut_frame && self.converged_at.is_none() && self.streamer.converged() {
@@ -592,6 +610,13 @@ impl Run<'_> {
                 reported_lp_gap: stats.fit_gap_lp,
             }
             .write(dir)?;
+        }
+        let feedback = self.strategy == Strategy::MipstreamFeedback;
+        if feedback && !(compare || f == ctx.picture_frame) {
+            // GPU feedback needs every frame drawn (compared frames draw below)
+            let (target, size) = (&self.target.view, self.target.size);
+            self.registered
+                .render(g, target, size, &view, &self.streamer);
         }
         if compare || f == ctx.picture_frame {
             self.registered.render(
@@ -648,6 +673,17 @@ impl Run<'_> {
             }
             if f == ctx.picture_frame {
                 self.picture = Some(img);
+            }
+        }
+        if feedback {
+            // what this frame's draw sampled goes to the readback ring; in
+            // lockstep the GPU finishes it before the next update, which takes
+            // it (a fixed point: a frame late, every run)
+            let mut encoder = g.device.create_command_encoder(&Default::default());
+            self.streamer.record_feedback(&mut encoder);
+            g.queue.submit([encoder.finish()]);
+            if ctx.opts.lockstep {
+                let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
             }
         }
         self.records.push(record);
