@@ -308,9 +308,12 @@ struct Pair {
     size: (u32, u32),
 }
 
-fn pair(feedback: bool) -> Pair {
+/// `feedback`: the streamer takes feedback; `fuse`: its plans use it.
+fn pair(feedback: bool, fuse: bool) -> Pair {
     let g = common::gpu();
-    let mut s = Streamer::with_options(&g.device, &g.queue, StreamerOptions::default());
+    let mut options = StreamerOptions::default();
+    options.planner.fuse_feedback = fuse;
+    let mut s = Streamer::with_options(&g.device, &g.queue, options);
     let file = common::sponza_texture("lion.ktx2");
     let size = (file.info().width, file.info().height);
     let near = s
@@ -384,7 +387,7 @@ fn levels(p: &Pair) -> (u32, u32) {
 fn feedback_moves_detail_from_what_the_gpu_never_samples_to_what_it_does() {
     let g = common::gpu();
     // the CPU alone: the near sphere gets the detail the budget allows
-    let mut cpu = pair(false);
+    let mut cpu = pair(false, false);
     fly(&mut cpu, 120, None);
     let (near, far) = levels(&cpu);
     assert!(
@@ -393,7 +396,7 @@ fn feedback_moves_detail_from_what_the_gpu_never_samples_to_what_it_does() {
     );
     // with feedback that sees only the far texture, the near one fades
     // (gradually: `plan::feedback`'s tests) and the far one gains
-    let mut fused = pair(true);
+    let mut fused = pair(true, true);
     let (w, h) = fused.size;
     let renderer = pipeline(
         &g.device,
@@ -413,8 +416,13 @@ fn feedback_moves_detail_from_what_the_gpu_never_samples_to_what_it_does() {
         far_f < far && near_f >= near,
         "feedback: near {near_f} far {far_f}; CPU alone: near {near} far {far}"
     );
+    // feedback taken but not planned on (the default): the CPU's plan
+    let mut reported = pair(true, false);
+    fly(&mut reported, 120, Some(&renderer));
+    assert!(reported.streamer.update(&[pair_view()]).feedback_textures > 0);
+    assert_eq!(levels(&reported), (near, far), "the default does not fuse");
     // settle_canonical forgets the feedback: as a fresh streamer settles
-    let mut fresh = pair(true);
+    let mut fresh = pair(true, true);
     let settled = |p: &mut Pair| {
         p.streamer
             .settle_canonical(&[pair_view()], std::time::Duration::from_secs(120))

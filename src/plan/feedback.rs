@@ -132,13 +132,13 @@ impl Planner {
 
     /// Whether the plan at `frame` fuses GPU feedback.
     pub fn uses_feedback(&self, frame: u64) -> bool {
-        self.policy == Policy::Budget && self.feedback.active(frame)
+        self.policy == Policy::Budget && self.options.fuse_feedback && self.feedback.active(frame)
     }
 
     /// Fuses the feedback into this plan's needs (the budget fit only: the
     /// engine rules stay the CPU rules their engines ship).
     pub(super) fn fuse_feedback(&mut self, frame: u64) {
-        if self.policy == Policy::Budget {
+        if self.policy == Policy::Budget && self.options.fuse_feedback {
             self.feedback.fuse(&mut self.sums, frame);
         }
     }

@@ -17,11 +17,8 @@
 //! - a level made resident less than [`PlannerOptions::min_residency_frames`]
 //!   ago is never given up voluntarily (only when the budget itself shrinks
 //!   below what the locked states and the other textures' tails need
-//!   together: then no lock holds) while the views still want it; detail no view wants any more (finer
-//!   than the wanted level) is free to go at once. (Locking it too held the
-//!   bytes of textures the camera had left for the whole period: at a
-//!   binding budget the plans were 30-50% from the LP bound, see
-//!   `bound`.)
+//!   together: then no lock holds) while the views still want it; detail no
+//!   view wants any more (finer than the wanted level) is free to go at once.
 //!
 //! Visible error of a texture held at level `r` when it wants the continuous
 //! lod `x`, by default ([`LossModel::Measured`]) from the loss curve the
@@ -114,6 +111,9 @@ pub struct PlannerOptions {
     /// plan (milliseconds for a few dozen textures; the benchmark turns it
     /// on, a renderer should not). Default: false.
     pub knapsack_certificate: bool,
+    /// Fuse GPU feedback into the plan ([`feedback`]); off, feedback is
+    /// reported, not planned on (it measured worse: docs/feedback.md). Default: false.
+    pub fuse_feedback: bool,
 }
 
 /// How the planner judges visible error (see the module docs).
@@ -177,6 +177,7 @@ impl Default for PlannerOptions {
             error_model: LossModel::Measured,
             certify: true,
             knapsack_certificate: false,
+            fuse_feedback: false,
         }
     }
 }

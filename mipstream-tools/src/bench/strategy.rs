@@ -382,6 +382,8 @@ fn open_streamer(ctx: &Ctx<'_>, strategy: Strategy, budget: u64) -> Streamer {
                 // the benchmark's plans are few dozen textures: certify them
                 // against the integer problem too (update times include it)
                 knapsack_certificate: true,
+                // the feedback strategy plans on what the GPU samples
+                fuse_feedback: strategy == Strategy::MipstreamFeedback,
                 ..Default::default()
             },
             ..Default::default()
