@@ -6,7 +6,8 @@
 //! changed, which is what a real renderer should do too.
 
 use super::pipeline::{
-    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, PipelineDesc,
+    depth_tested, sampler_entry, storage_entry, texture_entry, trilinear_sampler, uniform_entry,
+    PipelineDesc,
 };
 use bytemuck::{Pod, Zeroable};
 use glam::{UVec2, Vec3};
@@ -169,16 +170,7 @@ impl SceneRenderer {
         });
         let feedback_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("mipstream scene feedback"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: false },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
+            entries: &[storage_entry(0)],
         });
         let unused = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("mipstream scene no feedback"),
