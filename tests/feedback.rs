@@ -431,3 +431,37 @@ fn feedback_moves_detail_from_what_the_gpu_never_samples_to_what_it_does() {
     };
     assert_eq!(settled(&mut fused), settled(&mut fresh));
 }
+
+#[test]
+fn feedbacks_buffers_are_in_the_books_as_wgpu_counts_them_right_after_update() {
+    // a device of its own: no other test's buffers come and go in its counts
+    let g = mipstream::gpu::headless(None).expect("an adapter");
+    let mut s = Streamer::with_options(&g.device, &g.queue, StreamerOptions::default());
+    s.update(&[]);
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let counted = || mipstream::gpu::memory::counters(&g.device).buffer_memory;
+    let (books, wgpu_before) = (s.gpu_bytes(), counted());
+    // 1024 slots: 16 KiB a buffer, the storage one and three to read back
+    s.enable_feedback(1024);
+    let stats = s.update(&[]);
+    let ring = 4 * 1024 * 16;
+    assert_eq!(
+        stats.gpu_bytes - books,
+        ring,
+        "the books, right after update"
+    );
+    // wgpu-hal keeps its memory counters on Vulkan; its GL backend counts
+    // nothing (the check is lavapipe's, said here rather than skipped)
+    let expected = if g.adapter.get_info().backend == wgpu::Backend::Gl {
+        eprintln!("{}: wgpu keeps no buffer counter on GL", g.describe());
+        0
+    } else {
+        ring as isize
+    };
+    assert_eq!(
+        counted() - wgpu_before,
+        expected,
+        "wgpu's count, right after update ({})",
+        g.describe()
+    );
+}
