@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub const FEEDBACK_WGSL: &str = include_str!("../../shaders/feedback.wgsl");
 
 /// Words per texture slot in the feedback buffer.
-pub const WORDS_PER_SLOT: u64 = 4;
+pub const WORDS_PER_SLOT: u64 = 5;
 
 /// Buffers the readback cycles through: one being written by the GPU, one
 /// mapped, one spare, so a GPU a frame or two behind still reports.
@@ -40,8 +40,12 @@ pub fn wgsl(group: u32, binding: u32) -> String {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlotFeedback {
     /// The finest lod sampled (of the texture's full-resolution level 0),
-    /// to a 64th of a level.
+    /// to a 64th of a level, in [-16, 32] (below 0: magnified).
     pub finest_lod: f32,
+    /// The mean lod of the pixels that sampled it (each pixel's lod kept in
+    /// [-8, 24], to an 8th of a level): where most of its pixels are, which
+    /// weighs its error as the CPU prediction's typical lod does.
+    pub mean_lod: f32,
     /// Pixels that sampled it (counted one pixel in four, times four).
     pub pixels: u32,
     /// An 8x8 grid over the texture's uv square, row by row (bit `y * 8 +
@@ -64,10 +68,14 @@ impl FeedbackFrame {
         let slots = words
             .chunks_exact(WORDS_PER_SLOT as usize)
             .map(|w| {
-                (w[0] != 0).then(|| SlotFeedback {
-                    finest_lod: 32.0 - (w[0] - 1) as f32 / 64.0,
-                    pixels: w[1],
-                    regions: w[2] as u64 | (w[3] as u64) << 32,
+                (w[0] != 0).then(|| {
+                    let reporting = (w[1] / 4).max(1);
+                    SlotFeedback {
+                        finest_lod: 32.0 - (w[0] - 1) as f32 / 64.0,
+                        mean_lod: w[4] as f32 / reporting as f32 / 8.0 - 8.0,
+                        pixels: w[1],
+                        regions: w[2] as u64 | (w[3] as u64) << 32,
+                    }
                 })
             })
             .collect();
@@ -209,15 +217,34 @@ mod tests {
     #[test]
     fn words_read_back_as_lods_pixels_and_regions() {
         let key = |lod: f32| 1 + ((32.0 - lod) * 64.0) as u32;
-        let words = [key(2.0), 400, 0b101, 1, 0, 0, 0, 0, key(0.0), 4, 0, 0];
+        // 100 reporting pixels at a mean lod of 3: (3 + 8) * 8 each
+        let sum = 100 * 88;
+        let words = [
+            key(2.0),
+            400,
+            0b101,
+            1,
+            sum, //
+            0,
+            0,
+            0,
+            0,
+            0, //
+            key(-1.5),
+            4,
+            0,
+            0,
+            52,
+        ];
         let f = FeedbackFrame::parse(7, &words);
         assert_eq!(f.frame, 7);
         assert_eq!(f.seen(), 2);
         let a = f.slots[0].unwrap();
-        assert_eq!((a.finest_lod, a.pixels), (2.0, 400));
+        assert_eq!((a.finest_lod, a.mean_lod, a.pixels), (2.0, 3.0, 400));
         assert_eq!(a.regions, 0b101 | 1 << 32);
         assert_eq!(f.slots[1], None);
-        assert_eq!(f.slots[2].unwrap().finest_lod, 0.0);
+        let c = f.slots[2].unwrap();
+        assert_eq!((c.finest_lod, c.mean_lod), (-1.5, -1.5));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::plan::feedback::Sampled;
 
 impl Streamer {
     /// Sets aside GPU feedback's buffers for `slots` texture slots (a
-    /// storage buffer of 16 bytes a slot and three readback copies, counted
+    /// storage buffer of 20 bytes a slot and three readback copies, counted
     /// in the budget's books). Shaders report texture `id` at slot
     /// `id.index()`; slots beyond `slots` are ignored. Called again, it
     /// makes new buffers: bind [`feedback_buffer`](Self::feedback_buffer)
@@ -45,7 +45,7 @@ impl Streamer {
     }
 
     /// The feedback the planner has not taken yet, as the planner reads
-    /// it: the finest lod and pixels of each slot.
+    /// it: the finest and mean lods and the pixels of each slot.
     pub(super) fn feedback_for_planner(&mut self) -> Option<(u64, Vec<Option<Sampled>>)> {
         let f = self.frame.feedback.as_ref()?;
         if self.frame.feedback_sent == Some(f.frame) {
@@ -55,6 +55,7 @@ impl Streamer {
         let slots = f.slots.iter().map(|s| {
             s.map(|s| Sampled {
                 lod: s.finest_lod,
+                mean_lod: s.mean_lod,
                 pixels: s.pixels as f32,
             })
         });
