@@ -135,6 +135,10 @@ pub struct SceneRenderer {
     format: wgpu::TextureFormat,
     /// Bind groups rebuilt by the last `sync`.
     pub last_rebinds: u32,
+    /// Whether the draws report GPU feedback when the streamer has a
+    /// feedback buffer (default true; false measures the frame without
+    /// the call's work: the same pipeline, its branch not taken).
+    pub report_feedback: bool,
 }
 
 /// The part of a target a [`SceneRenderer::render_region`] call draws into.
@@ -265,6 +269,7 @@ impl SceneRenderer {
             depth: None,
             format,
             last_rebinds: 0,
+            report_feedback: true,
         }
     }
 
@@ -351,13 +356,14 @@ impl SceneRenderer {
                     ViewMode::MipHeatmap => 1,
                     ViewMode::TextureIds => 2,
                 },
-                streamer.feedback_buffer().is_some() as u32,
+                (self.report_feedback && streamer.feedback_buffer().is_some()) as u32,
                 0,
                 0,
             ],
         };
         let feedback = streamer
             .feedback_buffer()
+            .filter(|_| self.report_feedback)
             .map(|b| feedback_bind(device, &self.feedback_layout, b));
         queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         // instances grouped by texture, one draw per texture

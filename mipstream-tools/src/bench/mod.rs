@@ -52,6 +52,7 @@ pub mod frame;
 mod metrics;
 pub mod planner;
 mod plots;
+mod registered;
 mod report;
 mod strategy;
 pub mod transcode;
@@ -70,10 +71,11 @@ use glam::UVec2;
 use image::RgbaImage;
 use mipstream::streamer::{InvariantViolation, StreamerError, StreamerOptions};
 use mipstream::{gpu, streamer::Streamer};
+use registered::Registered;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use strategy::{run_strategy, Ctx, Registered};
+use strategy::{run_strategy, Ctx};
 
 /// The strategies, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -417,6 +419,11 @@ pub struct StrategyResult {
     /// Frames after the cut until everything the strategy wants is resident;
     /// `None` if that never happened before the path ended.
     pub frames_to_converge_after_cut: Option<usize>,
+    /// `mipstream_feedback` only: the median frame time of the box
+    /// renderer over the compared frames, from recording to the GPU idle,
+    /// with the GPU feedback call and without it (each frame drawn both
+    /// ways in the same run), ms.
+    pub feedback_frame_ms: Option<[f64; 2]>,
     /// One picture from the slow walk, for the side-by-side image.
     pub picture: Option<RgbaImage>,
 }

@@ -74,6 +74,7 @@ impl BenchResult {
                         "fit_gap_knapsack_mean": s.fit_gap_knapsack_mean,
                         "fit_gap_knapsack_max": s.fit_gap_knapsack_max,
                         "frames_to_converge_after_cut": s.frames_to_converge_after_cut,
+                        "feedback_frame_ms_with_without": s.feedback_frame_ms,
                         "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
                         "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
                         "psnr_db_per_frame": s.frames.iter().map(|r| r.psnr_db).collect::<Vec<_>>(),
@@ -202,6 +203,15 @@ impl BenchResult {
                 gaps(s.fit_gap_lp_mean, s.fit_gap_lp_max),
                 gaps(s.fit_gap_knapsack_mean, s.fit_gap_knapsack_max),
             );
+        }
+        for s in &self.strategies {
+            if let Some([with, without]) = s.feedback_frame_ms {
+                out += &format!(
+                    "{}: the box renderer's frame (recording to GPU idle, median of the compared frames, each drawn both ways) {with:.2} ms with the GPU feedback call, {without:.2} ms without: x{:.3}\n",
+                    s.strategy.key(),
+                    with / without.max(1e-9),
+                );
+            }
         }
         if !self.sweep.is_empty() {
             out += &format!(

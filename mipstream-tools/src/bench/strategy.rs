@@ -3,142 +3,17 @@
 //! wgpu beside the ledger, and the figures summed up.
 
 use super::metrics::{flip_mean, mse_rgb, percentile, psnr_from_mse};
+use super::registered::Registered;
 use super::{BenchError, BenchOptions, FrameRecord, Strategy, StrategyResult};
-use crate::gltf_scene::StreamedScene;
-use crate::render::{DrawBox, SceneRenderer, TexturePixel, ViewMode};
-use crate::render_mesh::{MeshRenderer, BACKGROUND};
+use crate::render::TexturePixel;
 use crate::source::PreparedScene;
 use glam::UVec2;
 use image::RgbaImage;
 use mipstream::plan::Policy;
 use mipstream::streamer::{Budget, StreamerOptions};
-use mipstream::{gpu, streamer::Streamer, TextureId};
+use mipstream::{gpu, streamer::Streamer};
 use std::collections::HashMap;
 use std::time::Duration;
-
-/// A scene registered with one strategy's streamer.
-pub(super) enum Registered {
-    Boxes(Vec<DrawBox>, SceneRenderer),
-    Meshes(Box<StreamedScene>, MeshRenderer),
-}
-
-impl Registered {
-    /// Registers `scene` with a strategy's streamer, with its renderer.
-    pub(super) fn new(
-        scene: &PreparedScene,
-        g: &gpu::HeadlessGpu,
-        streamer: &mut Streamer,
-    ) -> Result<Registered, BenchError> {
-        let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-        Ok(match scene {
-            PreparedScene::Boxes(scene) => {
-                let ids = scene.register(streamer)?;
-                let boxes = scene
-                    .objects
-                    .iter()
-                    .map(|o| DrawBox {
-                        center: o.center,
-                        size: o.size,
-                        tile: o.tile,
-                        texture: ids[o.texture],
-                        highlight: false,
-                    })
-                    .collect();
-                Registered::Boxes(boxes, SceneRenderer::new(&g.device, format))
-            }
-            PreparedScene::Meshes { json, .. } => Registered::Meshes(
-                Box::new(StreamedScene::load(streamer, json)?),
-                MeshRenderer::new(&g.device, &g.queue, format),
-            ),
-        })
-    }
-}
-
-impl Registered {
-    /// Bytes at full detail: every texture level, every mesh at LOD 0
-    /// (with its always-resident coarsest LOD).
-    pub(super) fn full_bytes(&self, streamer: &Streamer) -> u64 {
-        self.bytes_at(streamer, 0)
-    }
-
-    /// Bytes with every texture `bias` mips and every mesh `bias` LODs
-    /// below its finest.
-    fn bytes_at(&self, streamer: &Streamer, bias: u32) -> u64 {
-        let textures = streamer
-            .texture_ids()
-            .into_iter()
-            .filter_map(|id| streamer.bytes_from_level(id, bias).ok())
-            .sum::<u64>();
-        let meshes = match self {
-            Registered::Boxes(..) => 0,
-            Registered::Meshes(scene, _) => scene
-                .meshes
-                .iter()
-                .filter_map(|&id| streamer.mesh_bytes_at(id, bias).ok())
-                .sum(),
-        };
-        textures + meshes
-    }
-
-    fn sync(&mut self, g: &gpu::HeadlessGpu, streamer: &Streamer, changed: &[TextureId]) {
-        match self {
-            Registered::Boxes(_, r) => r.sync(&g.device, streamer, changed),
-            Registered::Meshes(scene, r) => scene.sync(&g.device, r, streamer, changed),
-        }
-    }
-
-    fn render(
-        &mut self,
-        g: &gpu::HeadlessGpu,
-        target: &wgpu::TextureView,
-        size: UVec2,
-        view: &mipstream::plan::View,
-        streamer: &Streamer,
-    ) {
-        match self {
-            Registered::Boxes(boxes, r) => r.render(
-                &g.device,
-                &g.queue,
-                target,
-                size,
-                view,
-                boxes,
-                streamer,
-                ViewMode::Normal,
-            ),
-            Registered::Meshes(scene, r) => {
-                let draws = scene.draws(streamer);
-                r.render(&g.device, &g.queue, target, size, view, &draws, BACKGROUND)
-            }
-        }
-    }
-
-    /// Draws each pixel's texture and lod ([`ViewMode::TextureIds`]) into
-    /// `target`; false for glTF scenes, whose renderer has no such mode.
-    fn render_texture_ids(
-        &mut self,
-        g: &gpu::HeadlessGpu,
-        target: &wgpu::TextureView,
-        size: UVec2,
-        view: &mipstream::plan::View,
-        streamer: &Streamer,
-    ) -> bool {
-        let Registered::Boxes(boxes, r) = self else {
-            return false;
-        };
-        r.render(
-            &g.device,
-            &g.queue,
-            target,
-            size,
-            view,
-            boxes,
-            streamer,
-            ViewMode::TextureIds,
-        );
-        true
-    }
-}
 
 /// `full`'s picture of one compared frame, and with `--trace` on a box
 /// scene, each pixel's texture and lod ([`ViewMode::TextureIds`]).
@@ -464,6 +339,9 @@ struct Run<'a> {
     records: Vec<FrameRecord>,
     converged_at: Option<usize>,
     picture: Option<RgbaImage>,
+    /// `mipstream_feedback`'s compared frames drawn twice, timed: (with
+    /// the feedback call, without), ms.
+    feedback_cost: Vec<(f64, f64)>,
 }
 
 /// Runs `strategy` over `frames` frames at `budget`. `references` holds
@@ -528,6 +406,7 @@ pub(super) fn run_strategy(
         records: Vec::with_capacity(frames),
         converged_at: None,
         picture: None,
+        feedback_cost: Vec::new(),
     };
     for f in 0..frames {
         run.frame(f, references)?;
@@ -621,13 +500,29 @@ impl Run<'_> {
                 .render(g, target, size, &view, &self.streamer);
         }
         if compare || f == ctx.picture_frame {
-            self.registered.render(
-                g,
-                &self.target.view,
-                self.target.size,
-                &view,
-                &self.streamer,
-            );
+            let (target, size) = (&self.target.view, self.target.size);
+            if feedback {
+                // the feedback call's cost: the frame drawn twice, with it
+                // (the draw whose feedback counts) and without, in turns
+                // first so that neither always finds the caches warm; the
+                // picture is the same
+                let with_first = self.feedback_cost.len().is_multiple_of(2);
+                let mut timed = |on| {
+                    self.registered
+                        .render_timed(g, target, size, &view, &self.streamer, on)
+                };
+                let (with, without) = if with_first {
+                    let w = timed(true);
+                    (w, timed(false))
+                } else {
+                    let wo = timed(false);
+                    (timed(true), wo)
+                };
+                self.feedback_cost.push((with, without));
+            } else {
+                self.registered
+                    .render(g, target, size, &view, &self.streamer);
+            }
             let img = self.target.read(g)?;
             if self.strategy == Strategy::Full {
                 let textures = if ctx.opts.trace.is_some()
@@ -766,6 +661,14 @@ impl Run<'_> {
                 .filter_map(|r| r.fit_gap_knapsack)
                 .reduce(f64::max),
             frames_to_converge_after_cut: self.converged_at,
+            feedback_frame_ms: (!self.feedback_cost.is_empty()).then(|| {
+                let median = |f: &dyn Fn(&(f64, f64)) -> f64| {
+                    let mut v: Vec<f64> = self.feedback_cost.iter().map(f).collect();
+                    v.sort_by(f64::total_cmp);
+                    percentile(&v, 0.5)
+                };
+                [median(&|c| c.0), median(&|c| c.1)]
+            }),
             picture: self.picture,
             frames: records,
         }
