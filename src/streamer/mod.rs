@@ -506,11 +506,13 @@ impl Streamer {
     /// want, that does not fit beside everything held).
     pub fn converged(&self) -> bool {
         // what the budget blocks waits, unless what blocked it was this
-        // frame's other uploads (staging not yet freed). Whether the GPU has
-        // already freed an upload's staging is timing, so a fast GPU can make
-        // this true one update early: `settle_canonical` asks the
-        // deterministic question instead (see `converged_when`).
-        self.converged_when(self.gpu.staging_bytes() == 0)
+        // frame's other uploads (staging not yet freed) or memory the GPU
+        // has not given back yet (retiring: once it has, the growth fits and
+        // a streamer "at rest" would move). Whether the GPU has already
+        // freed them is timing, so a fast GPU can make this true one update
+        // early: `settle_canonical` asks the deterministic question instead
+        // (see `converged_when`).
+        self.converged_when(self.gpu.staging_bytes() == 0 && self.gpu.retiring_bytes() == 0)
     }
 
     /// [`converged`](Self::converged), with `settled` saying whether a
