@@ -347,6 +347,10 @@ impl SceneRenderer {
         region: Region,
     ) {
         use wgpu::util::DeviceExt;
+        let feedback = streamer
+            .feedback_buffer()
+            .filter(|_| self.report_feedback)
+            .map(|b| feedback_bind(device, &self.feedback_layout, b));
         let globals = Globals {
             view_proj: view.view_proj.to_cols_array_2d(),
             light: [0.4, 0.8, 0.3, 0.0],
@@ -356,15 +360,11 @@ impl SceneRenderer {
                     ViewMode::MipHeatmap => 1,
                     ViewMode::TextureIds => 2,
                 },
-                (self.report_feedback && streamer.feedback_buffer().is_some()) as u32,
+                feedback.is_some() as u32,
                 0,
                 0,
             ],
         };
-        let feedback = streamer
-            .feedback_buffer()
-            .filter(|_| self.report_feedback)
-            .map(|b| feedback_bind(device, &self.feedback_layout, b));
         queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         // instances grouped by texture, one draw per texture
         let mut order: Vec<&DrawBox> = boxes.iter().collect();
