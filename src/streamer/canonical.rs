@@ -72,6 +72,15 @@ impl Streamer {
         self.accept_every_load(start, timeout)
     }
 
+    /// Blocks until every load requested so far has arrived and takes the
+    /// arrivals in, without waiting for the GPU: the next
+    /// [`update`](Self::update) builds them. For tests and tools that need
+    /// a run independent of the loader threads' speed on a loaded machine
+    /// while the GPU stays as far behind as it is.
+    pub fn wait_for_loads(&mut self, timeout: Duration) -> Result<(), SettleError> {
+        self.accept_every_load(Instant::now(), timeout)
+    }
+
     /// Waits for every load in flight and takes each in (timing out
     /// `timeout` after `start`).
     fn accept_every_load(&mut self, start: Instant, timeout: Duration) -> Result<(), SettleError> {
