@@ -6,7 +6,6 @@
 
 use super::density;
 use super::fit::{Candidate, Stickiness};
-#[cfg(test)]
 use super::PlanTexture;
 use super::{
     Entry, Limit, LossModel, Planner, PlannerOptions, ResidentState, TexturePlan,
@@ -413,7 +412,10 @@ impl Planner {
             .textures
             .resize(self.textures.len(), TexturePlan::default());
         self.plan.tail_bytes = 0;
-        for slot in 0..self.textures.len() {
+        // by tie key (`ties.rs`): the chain order is the order the fit
+        // breaks exact ties in
+        let mut ties = std::mem::take(&mut self.ties);
+        for &slot in ties.slots() {
             let Some(t) = self.textures[slot] else {
                 continue;
             };
@@ -519,6 +521,7 @@ impl Planner {
             });
             self.order.push(slot);
         }
+        self.ties = ties;
     }
 
     /// The error model of the texture `t` in `slot` for `need` this frame.
@@ -669,4 +672,35 @@ mod tests {
         assert!((m.at(2, Tier::Compact) - 320.0).abs() < 1e-6);
         assert!((m.at(2, Tier::Full) - 300.0).abs() < 1e-6);
     }
+}
+
+/// A texture's loss curves as the planner stores them (see
+/// [`Planner::losses`]): the full tier's made non-decreasing, then the
+/// compact tier's, at least the full tier's, and its blur equivalent; empty
+/// when the texture carries none or its lists do not match its levels.
+pub(super) fn loss_curves(t: &PlanTexture) -> Vec<f32> {
+    let levels = t.level_count.max(t.resident_bytes[0].len() as u32) as usize;
+    let Some(loss) = t
+        .loss
+        .as_ref()
+        .filter(|l| l.full.len() == levels && levels > 0)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(2 * levels);
+    let mut top = 0.0f32;
+    for &e in &loss.full {
+        top = top.max(if e.is_finite() { e } else { 0.0 });
+        out.push(top);
+    }
+    if loss.compact.len() == levels {
+        let mut top = 0.0f32;
+        for (l, &e) in loss.compact.iter().enumerate() {
+            top = top.max(if e.is_finite() { e } else { 0.0 });
+            out.push(top.max(out[l]));
+        }
+        let blur = loss.compact_blur;
+        out.push(if blur.is_finite() { blur.max(0.0) } else { 0.0 });
+    }
+    out
 }

@@ -116,13 +116,13 @@ impl Planner {
         let mut steps = std::mem::take(&mut self.floor_steps);
         steps.clear();
         let mut extra = 0;
-        for (slot, (t, p)) in self
-            .textures
-            .iter()
-            .zip(self.plan.textures.iter_mut())
-            .enumerate()
-        {
-            let Some(t) = t.as_ref() else { continue };
+        // by tie key (`ties.rs`): the counting sort keeps this order within
+        // a bucket
+        let mut ties = std::mem::take(&mut self.ties);
+        for &slot in ties.slots() {
+            let (Some(t), p) = (self.textures[slot].as_ref(), &mut self.plan.textures[slot]) else {
+                continue;
+            };
             let level = p.target.min(floor.max(t.finest_allowed));
             if level < p.target {
                 extra += t.bytes(&self.pool, level, p.tier) - t.bytes(&self.pool, p.target, p.tier);
@@ -153,6 +153,7 @@ impl Planner {
             let bucket = (!held as usize) * BUCKETS + q.min(BUCKETS - 1);
             steps.push((bucket as u32, slot as u32, cost));
         }
+        self.ties = ties;
         self.plan.bytes += extra;
         let mut left = budget.saturating_sub(self.plan.bytes);
         if left == 0 {

@@ -46,12 +46,13 @@ mod floor;
 pub mod mesh;
 pub mod policy;
 mod terms;
+mod ties;
 pub mod view;
 
 use crate::kinds::Tier;
 #[cfg(test)]
 use chains::Need;
-use chains::{Fixed, State};
+use chains::{Fixed, State, loss_curves};
 use density::{ObjectTerms, TextureNeedSum};
 use fit::{Candidate, Fitter, Stickiness};
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
@@ -201,6 +202,10 @@ pub struct PlanTexture {
     pub boost: f32,
     /// Its measured loss, if it carries one (else the geometric model).
     pub loss: Option<PlanLoss>,
+    /// Decides exact ties between textures (equal value per byte), so the
+    /// plan does not depend on registration order: the streamer hashes
+    /// the label, shape and tail texels. Equal keys fall back to the slot.
+    pub tie_key: u64,
 }
 
 impl PlanTexture {
@@ -252,37 +257,6 @@ impl Entry {
             };
         pool[at as usize]
     }
-}
-
-/// A texture's loss curves as the planner stores them (see
-/// [`Planner::losses`]): the full tier's made non-decreasing, then the
-/// compact tier's, at least the full tier's, and its blur equivalent; empty
-/// when the texture carries none or its lists do not match its levels.
-fn loss_curves(t: &PlanTexture) -> Vec<f32> {
-    let levels = t.level_count.max(t.resident_bytes[0].len() as u32) as usize;
-    let Some(loss) = t
-        .loss
-        .as_ref()
-        .filter(|l| l.full.len() == levels && levels > 0)
-    else {
-        return Vec::new();
-    };
-    let mut out = Vec::with_capacity(2 * levels);
-    let mut top = 0.0f32;
-    for &e in &loss.full {
-        top = top.max(if e.is_finite() { e } else { 0.0 });
-        out.push(top);
-    }
-    if loss.compact.len() == levels {
-        let mut top = 0.0f32;
-        for (l, &e) in loss.compact.iter().enumerate() {
-            top = top.max(if e.is_finite() { e } else { 0.0 });
-            out.push(top.max(out[l]));
-        }
-        let blur = loss.compact_blur;
-        out.push(if blur.is_finite() { blur.max(0.0) } else { 0.0 });
-    }
-    out
 }
 
 fn tier_index(t: Tier) -> usize {
@@ -455,6 +429,8 @@ pub struct Planner {
     offsets: Vec<u32>,
     sticky: Vec<Stickiness>,
     order: Vec<usize>,
+    /// Slots in the order chains and the floor visit them (`ties`).
+    ties: ties::TieOrder,
     choice: Vec<u32>,
     /// The textures [`chains`]'s `build_chains` gave no chain this plan.
     fixed: Fixed,
@@ -577,6 +553,7 @@ impl Planner {
             self.losses.resize(slot + 1, Vec::new());
         }
         self.losses[slot] = loss_curves(&texture);
+        self.ties.set(slot, texture.tie_key);
         self.detail_scale_fresh = false;
         self.floor_at_tails_fresh = false;
         self.wanted[slot] = texture.tail_level;
@@ -641,6 +618,7 @@ impl Planner {
         }
         self.detail_scale_fresh = false;
         self.floor_at_tails_fresh = false;
+        self.ties.remove(slot);
         if let Some(e) = self.textures.get_mut(slot).and_then(Option::take) {
             self.pool_garbage += e.capacity as usize;
             let sum = slot as u32 + 1;

@@ -34,6 +34,7 @@ pub(super) fn texture(size: u32, compact: bool) -> PlanTexture {
         ],
         boost: 1.0,
         loss: None,
+        tie_key: 0,
     }
 }
 

@@ -196,6 +196,8 @@ pub(super) fn layout(
         ],
         boost: desc.priority,
         loss: plan_loss(info, &choice),
+        // set once the tail is read (`Streamer::install`)
+        tie_key: 0,
     };
     let label = desc.label.clone().unwrap_or_else(|| {
         std::path::Path::new(&info.name)

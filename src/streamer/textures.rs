@@ -118,6 +118,7 @@ impl TextureEntry {
             first: self.resident.first_level,
             tier: self.tier,
             tail: self.plan.tail_level,
+            tie_key: self.plan.tie_key,
             pending_tier: self.pending_tier,
             pending: &self.pending,
             shadow: self.shadow.as_ref(),
@@ -204,6 +205,7 @@ impl Streamer {
                 }
             }
         }
+        plan.tie_key = tie_key(&label, &plan, &tail_levels);
         let (resident, shadow) =
             self.tail_texture(&label, &desc.file, &geometry, &plan, &tail_levels)?;
         self.textures.tails += plan.bytes(plan.tail_level, Tier::Full);
@@ -636,4 +638,20 @@ impl Streamer {
         }
         Ok(())
     }
+}
+
+/// The texture's [`PlanTexture::tie_key`]: a hash of its label, its shape
+/// and its tail's texels (those in memory: a tail the loader staged into a
+/// GPU buffer counts by its shape), which do not depend on the order
+/// textures are registered in.
+fn tie_key(label: &str, plan: &PlanTexture, tail: &[LevelImage]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    label.hash(&mut h);
+    (plan.size, plan.level_count, plan.tail_level).hash(&mut h);
+    plan.resident_bytes.hash(&mut h);
+    for l in tail {
+        (l.level, l.width, l.height, l.images, &l.data).hash(&mut h);
+    }
+    h.finish()
 }

@@ -133,6 +133,9 @@ pub(crate) struct TextureFacts<'a> {
     pub(crate) tier: Tier,
     /// Its always-resident tail.
     pub(crate) tail: u32,
+    /// Orders it among textures of equal priority
+    /// ([`PlanTexture::tie_key`](crate::plan::PlanTexture::tie_key)).
+    pub(crate) tie_key: u64,
     /// Arrived levels of `pending_tier`.
     pub(crate) pending_tier: Tier,
     pub(crate) pending: &'a BTreeMap<u32, LevelImage>,
@@ -491,23 +494,29 @@ pub(crate) fn grow(
     room: &mut UploadRoom,
 ) -> Vec<Step> {
     // one order for textures and meshes: the plan's benefit per byte (ties:
-    // textures by id, then meshes by id)
-    let mut order: Vec<(f32, usize, bool)> = textures
+    // textures by tie key, which registration order does not change, then
+    // meshes by id)
+    let mut order: Vec<(f32, bool, u64, usize)> = textures
         .iter()
         .enumerate()
         .filter(|(_, t)| t.plan.tier != t.tier || t.plan.target < t.first)
-        .map(|(i, t)| (t.plan.priority, i, false))
+        .map(|(i, t)| (t.plan.priority, false, t.tie_key, i))
         .collect();
     order.extend(
         meshes
             .iter()
             .enumerate()
             .filter(|(_, m)| m.pending.is_some_and(|d| d.lod == m.plan.target))
-            .map(|(i, m)| (m.plan.priority, i, true)),
+            .map(|(i, m)| (m.plan.priority, true, 0, i)),
     );
-    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    order.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
     let mut steps = Vec::new();
-    for (_, i, mesh) in order {
+    for (_, mesh, _, i) in order {
         let step = if mesh {
             grow_mesh(&meshes[i], ctx, room)
         } else {

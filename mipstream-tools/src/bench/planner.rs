@@ -41,6 +41,7 @@ pub fn synthetic_texture(size: u32) -> PlanTexture {
         resident_bytes: [cumulative(1.0), cumulative(0.5)],
         boost: 1.0,
         loss: None,
+        tie_key: 0,
     }
 }
 

@@ -318,10 +318,12 @@ pub struct BindingComparison {
     pub soaked_effective_bytes: u64,
     /// See `soaked_effective_bytes`.
     pub fresh_effective_bytes: u64,
-    /// What differs after both `settle_canonical` (not compared when the
-    /// budgets in force differ). Not always nothing: the fresh twin registers
-    /// in another order than the soaked streamer's slots, and the fit breaks
-    /// exact ties (the spare floor's extra level among equals) by slot.
+    /// What differs after both `settle_canonical`: nothing, or the
+    /// soak fails. (Not compared, and failed, when the soaked streamer's
+    /// budget in force, lowered by out-of-memory events, did not come back
+    /// to the fresh one's within the recovery frames.) Ties break by
+    /// `PlanTexture::tie_key`, not by slot, so the order the two registered
+    /// in does not count.
     pub canonical_differences: Vec<String>,
     /// The largest level difference after both `settle_canonical`.
     pub canonical_max_level_difference: u32,
@@ -334,12 +336,12 @@ impl BindingComparison {
     /// streamer holds at least [`Self::MIN_HELD_SHARE`] of the bytes the
     /// fresh one holds (its leftovers do not waste the budget); which levels
     /// the two pick may differ (history is sticky): reported, not bounded.
-    /// After both `settle_canonical` (same budget in force) no texture is
-    /// more than one level apart: only exact ties may break differently,
-    /// because the fresh twin registers in another slot order.
+    /// After both `settle_canonical`, at the same budget in force, every
+    /// texture's level and tier and every mesh's LOD are identical.
     pub fn within_bound(&self) -> bool {
-        let canonical_ok = self.soaked_effective_bytes != self.fresh_effective_bytes
-            || self.canonical_max_level_difference <= 1;
+        let canonical_ok = self.soaked_effective_bytes == self.fresh_effective_bytes
+            && self.canonical_differences.is_empty()
+            && self.canonical_held_bytes.0 == self.canonical_held_bytes.1;
         canonical_ok
             && self.soaked_held_bytes as f64 >= Self::MIN_HELD_SHARE * self.fresh_held_bytes as f64
     }
@@ -501,7 +503,7 @@ impl SoakReport {
                     b.textures,
                     b.max_level_difference,
                     if b.soaked_effective_bytes != b.fresh_effective_bytes {
-                        "not compared (an out-of-memory event still lowers the soaked budget)".to_owned()
+                        "NOT COMPARED (out-of-memory events still lowered the soaked budget when the recovery frames ran out)".to_owned()
                     } else if b.canonical_differences.is_empty() {
                         "identical".to_owned()
                     } else {

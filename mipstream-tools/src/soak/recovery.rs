@@ -178,7 +178,9 @@ impl Soak<'_> {
 
     /// Both streamers at half of what the view wants: plain settles compared
     /// (history may differ, within a bound), then both `settle_canonical`
-    /// (must be identical).
+    /// (must be identical). The soaked streamer first updates at rest until
+    /// the budget out-of-memory events took off it is given back (a quarter
+    /// per back-off period): until then the two plan for other budgets.
     fn compare_binding(
         &mut self,
         frame: &mut u64,
@@ -190,7 +192,10 @@ impl Soak<'_> {
         self.streamer.set_budget(Budget::Bytes(budget));
         fresh.set_budget(Budget::Bytes(budget));
         settle(fresh, "fresh", "settling at a binding budget", view, false)?;
-        self.run_until(frame, |s| s.converged() && !s.has_failures());
+        let in_force = fresh.effective_budget();
+        self.run_until(frame, |s| {
+            s.converged() && !s.has_failures() && s.effective_budget() == in_force
+        });
         let held = |s: &Streamer| {
             let t = s.report().totals;
             t.accounted() - t.staging
@@ -208,6 +213,8 @@ impl Soak<'_> {
         let step = "settle_canonical at a binding budget";
         settle(&mut self.streamer, "soaked", step, view, true)?;
         settle(fresh, "fresh", step, view, true)?;
+        // (a budget in force that changed during the settle counts too)
+        c.soaked_effective_bytes = c.soaked_effective_bytes.min(self.streamer.effective_budget());
         if c.soaked_effective_bytes == c.fresh_effective_bytes {
             c.canonical_differences = pairs.differences(&self.streamer, fresh);
             c.canonical_held_bytes = (held(&self.streamer), held(fresh));

@@ -126,6 +126,7 @@ impl Tex {
             first: self.first,
             tier: self.tier,
             tail: self.tail,
+            tie_key: 0,
             pending_tier: self.pending_tier,
             pending: &self.pending,
             shadow: None,
