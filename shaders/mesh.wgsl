@@ -1,12 +1,15 @@
 // The minimal glTF material renderer: base colour (texture times factor), a
 // tangent-space normal map in any of mipstream's channel layouts, one sun and
 // a hemisphere ambient, linear light out to an sRGB target. Enough to judge
-// what a LOD or a mip costs a picture, not a PBR renderer.
+// what a LOD or a mip costs a picture, not a PBR renderer. GPU feedback's
+// module (`mipstream::gpu::feedback::wgsl(3, 0)`) is appended to this source.
 
 struct Globals {
     view_proj: mat4x4<f32>,
     eye: vec4<f32>,
     sun: vec4<f32>,
+    // x: 1 to report GPU feedback
+    flags: vec4<u32>,
 }
 
 struct Draw {
@@ -25,6 +28,11 @@ struct Material {
     // x: normal scale, y: normal layout (0 none, 1 as authored, 2 RG, 3 RA),
     // z: alpha cutoff (0: opaque)
     params: vec4<f32>,
+    // GPU feedback: x: the base colour texture's slot + 1 (0: not
+    // streamed), yz: its full-resolution size; w: the normal map's slot + 1
+    feedback: vec4<f32>,
+    // xy: the normal map's full-resolution size
+    feedback_normal: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> g: Globals;
@@ -68,8 +76,32 @@ fn bayer(p: vec2<u32>) -> f32 {
     return (m[(p.y % 4u) * 4u + (p.x % 4u)] + 0.5) / 16.0;
 }
 
+// Reports what this fragment samples (before any discard: the call takes
+// derivatives; the conditions are uniform). The trilinear sampler: no
+// anisotropy, no bias.
+fn report(f: VsOut) {
+    if g.flags.x == 1u {
+        if m.feedback.x > 0.5 {
+            mipstream_feedback(u32(m.feedback.x - 0.5), f.uv, m.feedback.yz, 1.0, 0.0, f.clip);
+        }
+        if m.feedback.w > 0.5 && m.params.y > 0.5 {
+            mipstream_feedback(u32(m.feedback.w - 0.5), f.uv, m.feedback_normal.xy, 1.0, 0.0, f.clip);
+        }
+    }
+}
+
+// The opaque pipeline's entry point forces early depth tests where the
+// device can (nothing in it discards: the renderer draws masked materials
+// and dithered cross-fades with the other pipeline, entry point `fs`).
+@fragment MIPSTREAM_EARLY_DEPTH
+fn fs_opaque(f: VsOut) -> @location(0) vec4<f32> {
+    report(f);
+    return shade(f, textureSample(base_tex, samp, f.uv) * m.base_color);
+}
+
 @fragment
 fn fs(f: VsOut) -> @location(0) vec4<f32> {
+    report(f);
     let fade = d.fade.x;
     if fade != 0.0 {
         let t = bayer(vec2<u32>(f.clip.xy));
@@ -81,6 +113,11 @@ fn fs(f: VsOut) -> @location(0) vec4<f32> {
     if m.params.z > 0.0 && c.a < m.params.z {
         discard;
     }
+    return shade(f, c);
+}
+
+// The lit colour of a fragment whose base colour is `c`.
+fn shade(f: VsOut, c: vec4<f32>) -> vec4<f32> {
     var n = normalize(f.normal);
     let nlayout = u32(m.params.y);
     let t_len = length(f.tangent.xyz);

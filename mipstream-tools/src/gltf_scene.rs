@@ -6,7 +6,9 @@
 //! hands the [`MeshRenderer`] what to draw this frame: each instance with the
 //! LOD the streamer holds now.
 
-use crate::render_mesh::{MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer};
+use crate::render_mesh::{
+    FeedbackTexture, MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer,
+};
 use glam::{Mat4, Vec3};
 use mipstream::mesh::scene_file::{SceneFile, SceneFileError};
 use mipstream::scene::{self, MaterialSlot, SceneReadError, SceneTexture};
@@ -269,7 +271,11 @@ impl StreamedScene {
                     streamer.channel_layout(t).ok()?,
                 ))
             });
-            *slot = Some(renderer.material(device, base, normal, &m.factors));
+            // GPU feedback where the renderer has a buffer set
+            let streamed = [m.base_color, m.normal].map(|t| {
+                t.and_then(|t| FeedbackTexture::of(streamer, t))
+            });
+            *slot = Some(renderer.material_reporting(device, base, normal, &m.factors, streamed));
         }
     }
 

@@ -72,8 +72,10 @@ pub(crate) fn trilinear_sampler(device: &wgpu::Device, label: &str) -> wgpu::Sam
 /// What a renderer's pipeline is made of.
 pub(crate) struct PipelineDesc<'a> {
     pub(crate) label: &'a str,
-    /// WGSL with `vs` and `fs` entry points.
+    /// WGSL with a `vs` entry point and the fragment one.
     pub(crate) wgsl: &'a str,
+    /// The fragment entry point's name.
+    pub(crate) fragment: &'a str,
     pub(crate) bind_groups: &'a [&'a wgpu::BindGroupLayout],
     pub(crate) buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
     pub(crate) cull_mode: Option<wgpu::Face>,
@@ -117,11 +119,84 @@ pub(crate) fn depth_tested(device: &wgpu::Device, desc: &PipelineDesc<'_>) -> wg
         multisample: Default::default(),
         fragment: Some(wgpu::FragmentState {
             module: &module,
-            entry_point: Some("fs"),
+            entry_point: Some(desc.fragment),
             compilation_options: Default::default(),
             targets: &[Some(desc.format.into())],
         }),
         multiview_mask: None,
         cache: None,
     })
+}
+
+/// GPU feedback's bind group layout (one storage buffer the fragment stage
+/// writes) and a stand-in of one slot, bound when the streamer has no
+/// feedback buffer (the shader's call is then not taken).
+#[derive(Debug)]
+pub(crate) struct FeedbackBinding {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) none: wgpu::BindGroup,
+    label: String,
+}
+
+impl FeedbackBinding {
+    pub(crate) fn new(device: &wgpu::Device, label: &str) -> Self {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(label),
+            entries: &[storage_entry(0)],
+        });
+        let unused = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        Self {
+            none: bind(device, &layout, &unused, label),
+            layout,
+            label: label.to_owned(),
+        }
+    }
+
+    /// The bind group over the streamer's `buffer`.
+    pub(crate) fn bind(&self, device: &wgpu::Device, buffer: &wgpu::Buffer) -> wgpu::BindGroup {
+        bind(device, &self.layout, buffer, &self.label)
+    }
+}
+
+fn bind(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffer: &wgpu::Buffer,
+    label: &str,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buffer.as_entire_binding(),
+        }],
+    })
+}
+
+/// `wgsl` with its fragment entry point's `MIPSTREAM_EARLY_DEPTH` marker
+/// made `@early_depth_test(force)` where `early` and the device has the
+/// feature, removed otherwise, and GPU feedback's module appended at
+/// `group`, binding 0. Writing a storage buffer turns early depth testing
+/// off, so hidden fragments would report; forcing it back on is right only
+/// for a shader that never discards (a discarded fragment would still
+/// write depth).
+pub(crate) fn with_feedback(device: &wgpu::Device, wgsl: &str, early: bool, group: u32) -> String {
+    let early = early
+        && device
+            .features()
+            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST);
+    format!(
+        "{}\n{}",
+        wgsl.replace(
+            "MIPSTREAM_EARLY_DEPTH",
+            if early { "@early_depth_test(force)" } else { "" }
+        ),
+        mipstream::gpu::feedback::wgsl(group, 0)
+    )
 }

@@ -6,8 +6,8 @@
 //! changed, which is what a real renderer should do too.
 
 use super::pipeline::{
-    depth_tested, sampler_entry, storage_entry, texture_entry, trilinear_sampler, uniform_entry,
-    PipelineDesc,
+    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, with_feedback,
+    FeedbackBinding, PipelineDesc,
 };
 use bytemuck::{Pod, Zeroable};
 use glam::{UVec2, Vec3};
@@ -129,8 +129,7 @@ pub struct SceneRenderer {
     bind_groups: HashMap<TextureId, wgpu::BindGroup>,
     /// GPU feedback's bind group (group 2): the streamer's buffer when it
     /// has one, else a buffer of one slot nobody reads.
-    feedback_layout: wgpu::BindGroupLayout,
-    no_feedback: wgpu::BindGroup,
+    feedback: FeedbackBinding,
     depth: Option<(UVec2, wgpu::TextureView)>,
     format: wgpu::TextureFormat,
     /// Bind groups rebuilt by the last `sync`.
@@ -172,17 +171,7 @@ impl SceneRenderer {
             label: Some("mipstream scene texture"),
             entries: &[texture_entry(0)],
         });
-        let feedback_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("mipstream scene feedback"),
-            entries: &[storage_entry(0)],
-        });
-        let unused = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("mipstream scene no feedback"),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let no_feedback = feedback_bind(device, &feedback_layout, &unused);
+        let feedback = FeedbackBinding::new(device, "mipstream scene feedback");
         let vertex_layouts = [
             Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<Vertex>() as u64,
@@ -196,28 +185,16 @@ impl SceneRenderer {
             }),
         ];
         // GPU feedback's module appended; hidden fragments must not report,
-        // so the fragment stage runs after the depth test where the device can
-        let early = device
-            .features()
-            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST);
-        let wgsl = format!(
-            "{}\n{}",
-            include_str!("../../shaders/scene.wgsl").replace(
-                "MIPSTREAM_EARLY_DEPTH",
-                if early {
-                    "@early_depth_test(force)"
-                } else {
-                    ""
-                }
-            ),
-            mipstream::gpu::feedback::wgsl(2, 0)
-        );
+        // so the fragment stage runs after the depth test where the device
+        // can (the shader never discards)
+        let wgsl = with_feedback(device, include_str!("../../shaders/scene.wgsl"), true, 2);
         let pipeline = depth_tested(
             device,
             &PipelineDesc {
                 label: "mipstream scene",
                 wgsl: &wgsl,
-                bind_groups: &[&globals_layout, &texture_layout, &feedback_layout],
+                fragment: "fs",
+                bind_groups: &[&globals_layout, &texture_layout, &feedback.layout],
                 buffers: &vertex_layouts,
                 cull_mode: Some(wgpu::Face::Back),
                 format,
@@ -264,8 +241,7 @@ impl SceneRenderer {
             indices,
             instances: None,
             bind_groups: HashMap::new(),
-            feedback_layout,
-            no_feedback,
+            feedback,
             depth: None,
             format,
             last_rebinds: 0,
@@ -350,7 +326,7 @@ impl SceneRenderer {
         let feedback = streamer
             .feedback_buffer()
             .filter(|_| self.report_feedback)
-            .map(|b| feedback_bind(device, &self.feedback_layout, b));
+            .map(|b| self.feedback.bind(device, b));
         let globals = Globals {
             view_proj: view.view_proj.to_cols_array_2d(),
             light: [0.4, 0.8, 0.3, 0.0],
@@ -466,7 +442,7 @@ impl SceneRenderer {
             };
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &self.globals_bind, &[]);
-            pass.set_bind_group(2, feedback.as_ref().unwrap_or(&self.no_feedback), &[]);
+            pass.set_bind_group(2, feedback.as_ref().unwrap_or(&self.feedback.none), &[]);
             pass.set_vertex_buffer(0, self.vertices.slice(..));
             pass.set_vertex_buffer(1, instance_buf.slice(..));
             pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint16);
@@ -488,20 +464,4 @@ impl SceneRenderer {
         queue.submit([enc.finish()]);
         self.instances = Some(instance_buf);
     }
-}
-
-/// GPU feedback's bind group over `buffer`.
-fn feedback_bind(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    buffer: &wgpu::Buffer,
-) -> wgpu::BindGroup {
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("mipstream scene feedback"),
-        layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: buffer.as_entire_binding(),
-        }],
-    })
 }

@@ -8,9 +8,18 @@
 //! A draw may carry a dither `fade`: the new and the old LOD of a mesh drawn
 //! with complementary 4x4 ordered-dither masks over a few frames hide the
 //! pop of a LOD swap (a cross-fade without blending or sorting).
+//!
+//! It reports GPU feedback ([`MeshRenderer::set_feedback`]): each
+//! material's streamed base colour and normal map, sampled where the
+//! fragment shader samples them. Opaque draws run the fragment stage after
+//! the depth test where the device can (`SHADER_EARLY_DEPTH_TEST`), so
+//! hidden fragments do not report; alpha-masked materials and dithered
+//! cross-fades discard, so they cannot force it: their hidden fragments
+//! report, which errs towards more detail.
 
 use super::pipeline::{
-    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, PipelineDesc,
+    depth_tested, sampler_entry, texture_entry, trilinear_sampler, uniform_entry, with_feedback,
+    FeedbackBinding, PipelineDesc,
 };
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat3, Mat4, UVec2, Vec3};
@@ -31,6 +40,7 @@ struct Globals {
     view_proj: [[f32; 4]; 4],
     eye: [f32; 4],
     sun: [f32; 4],
+    flags: [u32; 4],
 }
 
 #[repr(C)]
@@ -50,6 +60,34 @@ const DRAW_STRIDE: u64 = 256;
 struct MaterialUniform {
     base_color: [f32; 4],
     params: [f32; 4],
+    feedback: [f32; 4],
+    feedback_normal: [f32; 4],
+}
+
+/// A streamed texture a material samples, for GPU feedback: its slot
+/// (`TextureId::index()`) and its full-resolution size in texels (the
+/// whole chain's level 0, not the resident copy's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeedbackTexture {
+    /// The texture's slot in the streamer.
+    pub slot: u32,
+    /// Width and height of its level 0.
+    pub size: [f32; 2],
+}
+
+impl FeedbackTexture {
+    /// `id`'s slot and full size in `streamer` (`None` when it is gone).
+    pub fn of(streamer: &mipstream::Streamer, id: mipstream::TextureId) -> Option<Self> {
+        let r = streamer.resident(id).ok()?;
+        let s = r.texture.size();
+        Some(Self {
+            slot: id.index() as u32,
+            size: [
+                (s.width << r.first_level) as f32,
+                (s.height << r.first_level) as f32,
+            ],
+        })
+    }
 }
 
 /// A material's constant part.
@@ -78,6 +116,8 @@ impl Default for MaterialFactors {
 pub struct MaterialBinding {
     bind: wgpu::BindGroup,
     _uniform: wgpu::Buffer,
+    /// Alpha-tested: drawn with the pipeline that may discard.
+    masked: bool,
 }
 
 /// One mesh to draw.
@@ -101,7 +141,10 @@ pub struct MeshDraw<'a> {
 /// Draws meshes with glTF-style materials.
 #[derive(Debug)]
 pub struct MeshRenderer {
+    /// Opaque draws (early depth tests forced where the device can).
     pipeline: wgpu::RenderPipeline,
+    /// Draws that may discard: masked materials, dithered cross-fades.
+    discarding: wgpu::RenderPipeline,
     globals: wgpu::Buffer,
     globals_bind: wgpu::BindGroup,
     draw_layout: wgpu::BindGroupLayout,
@@ -110,6 +153,13 @@ pub struct MeshRenderer {
     depth: Option<(UVec2, wgpu::TextureView)>,
     white: wgpu::TextureView,
     format: wgpu::TextureFormat,
+    /// GPU feedback's bind group (group 3) and the one of the streamer's
+    /// buffer set for the next frames.
+    feedback: FeedbackBinding,
+    feedback_bind: Option<wgpu::BindGroup>,
+    /// Whether draws report GPU feedback when a buffer is set (default
+    /// true; false measures the frame without the call's work).
+    pub report_feedback: bool,
 }
 
 impl MeshRenderer {
@@ -134,19 +184,32 @@ impl MeshRenderer {
                 0 => Float32x3, 1 => Float32x3, 2 => Float32x2, 3 => Float32x4
             ],
         })];
-        let pipeline = depth_tested(
-            device,
-            &PipelineDesc {
-                label: "mipstream mesh",
-                wgsl: include_str!("../../shaders/mesh.wgsl"),
-                bind_groups: &[&globals_layout, &draw_layout, &material_layout],
-                buffers: &buffers,
-                // glTF materials may be double-sided and mirrored transforms
-                // flip winding: no culling keeps both right
-                cull_mode: None,
-                format,
-            },
-        );
+        let feedback = FeedbackBinding::new(device, "mipstream mesh feedback");
+        // one module, two fragment entry points (see the shader)
+        let wgsl = with_feedback(device, include_str!("../../shaders/mesh.wgsl"), true, 3);
+        let pipeline_with = |label: &str, fragment: &str| {
+            depth_tested(
+                device,
+                &PipelineDesc {
+                    label,
+                    wgsl: &wgsl,
+                    fragment,
+                    bind_groups: &[
+                        &globals_layout,
+                        &draw_layout,
+                        &material_layout,
+                        &feedback.layout,
+                    ],
+                    buffers: &buffers,
+                    // glTF materials may be double-sided and mirrored
+                    // transforms flip winding: no culling keeps both right
+                    cull_mode: None,
+                    format,
+                },
+            )
+        };
+        let pipeline = pipeline_with("mipstream mesh", "fs_opaque");
+        let discarding = pipeline_with("mipstream mesh (discarding)", "fs");
         let globals = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("mipstream mesh globals"),
             size: std::mem::size_of::<Globals>() as u64,
@@ -194,6 +257,7 @@ impl MeshRenderer {
         };
         Self {
             pipeline,
+            discarding,
             globals,
             globals_bind,
             draw_layout,
@@ -202,7 +266,17 @@ impl MeshRenderer {
             depth: None,
             white,
             format,
+            feedback,
+            feedback_bind: None,
+            report_feedback: true,
         }
+    }
+
+    /// Draws report GPU feedback into `buffer`
+    /// ([`Streamer::feedback_buffer`](mipstream::Streamer::feedback_buffer))
+    /// from the next [`render`](Self::render) on; `None`: they do not.
+    pub fn set_feedback(&mut self, device: &wgpu::Device, buffer: Option<&wgpu::Buffer>) {
+        self.feedback_bind = buffer.map(|b| self.feedback.bind(device, b));
     }
 
     /// The target format.
@@ -213,7 +287,8 @@ impl MeshRenderer {
     /// A material's bind group: its base colour texture (white when none),
     /// its normal map with the channel layout it is stored in (none: the
     /// vertex normal), and its factors. Rebuild it when a streamed texture's
-    /// view changes.
+    /// view changes. It reports no GPU feedback (see
+    /// [`material_reporting`](Self::material_reporting)).
     pub fn material(
         &self,
         device: &wgpu::Device,
@@ -221,15 +296,34 @@ impl MeshRenderer {
         normal: Option<(&wgpu::TextureView, ChannelLayout)>,
         factors: &MaterialFactors,
     ) -> MaterialBinding {
+        self.material_reporting(device, base_color, normal, factors, [None, None])
+    }
+
+    /// [`material`](Self::material) whose draws report GPU feedback for
+    /// `streamed`: the base colour texture's and the normal map's slots
+    /// and sizes, where they are streamed textures.
+    pub fn material_reporting(
+        &self,
+        device: &wgpu::Device,
+        base_color: Option<&wgpu::TextureView>,
+        normal: Option<(&wgpu::TextureView, ChannelLayout)>,
+        factors: &MaterialFactors,
+        streamed: [Option<FeedbackTexture>; 2],
+    ) -> MaterialBinding {
         use wgpu::util::DeviceExt;
         let layout = normal.map_or(0.0, |(_, l)| match l {
             ChannelLayout::NormalRg | ChannelLayout::RedGreenInRedAlpha => 2.0,
             ChannelLayout::NormalRa => 3.0,
             _ => 1.0,
         });
+        let slot = |t: Option<FeedbackTexture>| t.map_or(0.0, |t| t.slot as f32 + 1.0);
+        let size = |t: Option<FeedbackTexture>| t.map_or([0.0; 2], |t| t.size);
+        let [base, normal_map] = streamed;
         let uniform = MaterialUniform {
             base_color: factors.base_color,
             params: [factors.normal_scale, layout, factors.alpha_cutoff, 0.0],
+            feedback: [slot(base), size(base)[0], size(base)[1], slot(normal_map)],
+            feedback_normal: [size(normal_map)[0], size(normal_map)[1], 0.0, 0.0],
         };
         let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("mipstream mesh material"),
@@ -259,6 +353,7 @@ impl MeshRenderer {
         MaterialBinding {
             bind,
             _uniform: buffer,
+            masked: factors.alpha_cutoff > 0.0,
         }
     }
 
@@ -279,6 +374,12 @@ impl MeshRenderer {
             view_proj: view.view_proj.to_cols_array_2d(),
             eye: view.position.extend(1.0).into(),
             sun: Vec3::new(0.35, 0.8, 0.5).normalize().extend(0.0).into(),
+            flags: [
+                (self.report_feedback && self.feedback_bind.is_some()) as u32,
+                0,
+                0,
+                0,
+            ],
         };
         queue.write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         let needed = (draws.len().max(1) as u64) * DRAW_STRIDE;
@@ -368,11 +469,22 @@ impl MeshRenderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &self.globals_bind, &[]);
+            let feedback = self.feedback_bind.as_ref().unwrap_or(&self.feedback.none);
+            pass.set_bind_group(3, feedback, &[]);
+            let mut bound = None;
             for (i, d) in draws.iter().enumerate() {
                 if d.index_count == 0 {
                     continue;
+                }
+                let discards = d.material.masked || d.fade != 0.0;
+                if bound != Some(discards) {
+                    pass.set_pipeline(if discards {
+                        &self.discarding
+                    } else {
+                        &self.pipeline
+                    });
+                    bound = Some(discards);
                 }
                 pass.set_bind_group(1, draw_bind, &[(i as u64 * DRAW_STRIDE) as u32]);
                 pass.set_bind_group(2, &d.material.bind, &[]);

@@ -106,6 +106,7 @@ impl Registered {
                 ViewMode::Normal,
             ),
             Registered::Meshes(scene, r) => {
+                r.set_feedback(&g.device, streamer.feedback_buffer());
                 let draws = scene.draws(streamer);
                 r.render(&g.device, &g.queue, target, size, view, &draws, BACKGROUND)
             }
@@ -115,7 +116,7 @@ impl Registered {
     /// Draws a frame as [`render`](Self::render) does, timed from the start
     /// of its recording to the GPU going idle (which it waits for first),
     /// with or without the GPU feedback call's work (`feedback`: the same
-    /// pipeline, the call's branch taken or not); ms. Box scenes only.
+    /// pipeline, the call's branch taken or not); ms.
     pub(super) fn render_timed(
         &mut self,
         g: &gpu::HeadlessGpu,
@@ -126,17 +127,21 @@ impl Registered {
         feedback: bool,
     ) -> f64 {
         let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
-        if let Registered::Boxes(_, r) = self {
-            r.report_feedback = feedback;
-        }
+        self.report_feedback(feedback);
         let start = Instant::now();
         self.render(g, target, size, view, streamer);
         let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        if let Registered::Boxes(_, r) = self {
-            r.report_feedback = true;
-        }
+        self.report_feedback(true);
         ms
+    }
+
+    /// Whether the renderer's draws report GPU feedback.
+    fn report_feedback(&mut self, on: bool) {
+        match self {
+            Registered::Boxes(_, r) => r.report_feedback = on,
+            Registered::Meshes(_, r) => r.report_feedback = on,
+        }
     }
 
     /// Draws each pixel's texture and lod ([`ViewMode::TextureIds`]) into

@@ -370,13 +370,6 @@ pub(super) fn run_strategy(
     let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
     let setting = set_policy(ctx, strategy, budget, frames, &mut streamer, &registered);
     if strategy == Strategy::MipstreamFeedback {
-        if !matches!(registered, Registered::Boxes(..)) {
-            return Err(BenchError::Options(
-                "mipstream_feedback needs the box renderer (the built-in scene or a texture \
-                 folder): the glTF renderer does not report GPU feedback yet"
-                    .into(),
-            ));
-        }
         let slots = streamer.texture_ids().iter().map(|id| id.index() + 1).max();
         streamer.enable_feedback(slots.unwrap_or(1) as u32);
     }
