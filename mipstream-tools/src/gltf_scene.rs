@@ -272,9 +272,8 @@ impl StreamedScene {
                 ))
             });
             // GPU feedback where the renderer has a buffer set
-            let streamed = [m.base_color, m.normal].map(|t| {
-                t.and_then(|t| FeedbackTexture::of(streamer, t))
-            });
+            let streamed =
+                [m.base_color, m.normal].map(|t| t.and_then(|t| FeedbackTexture::of(streamer, t)));
             *slot = Some(renderer.material_reporting(device, base, normal, &m.factors, streamed));
         }
     }

@@ -195,7 +195,11 @@ pub(crate) fn with_feedback(device: &wgpu::Device, wgsl: &str, early: bool, grou
         "{}\n{}",
         wgsl.replace(
             "MIPSTREAM_EARLY_DEPTH",
-            if early { "@early_depth_test(force)" } else { "" }
+            if early {
+                "@early_depth_test(force)"
+            } else {
+                ""
+            }
         ),
         mipstream::gpu::feedback::wgsl(group, 0)
     )

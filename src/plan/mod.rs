@@ -52,7 +52,7 @@ pub mod view;
 use crate::kinds::Tier;
 #[cfg(test)]
 use chains::Need;
-use chains::{Fixed, State, loss_curves};
+use chains::{loss_curves, Fixed, State};
 use density::{ObjectTerms, TextureNeedSum};
 use fit::{Candidate, Fitter, Stickiness};
 pub use mesh::{MeshPlan, MeshResident, PlanMesh};
@@ -429,7 +429,7 @@ pub struct Planner {
     offsets: Vec<u32>,
     sticky: Vec<Stickiness>,
     order: Vec<usize>,
-    /// Slots in the order chains and the floor visit them (`ties`).
+    /// Slots in the order the chains visit them (`ties`).
     ties: ties::TieOrder,
     choice: Vec<u32>,
     /// The textures [`chains`]'s `build_chains` gave no chain this plan.

@@ -1,14 +1,16 @@
-//! The order in which the planner visits textures, so that a plan does not
-//! depend on the order they were registered in.
+//! The order in which the budget fit visits textures, so that its plan
+//! does not depend on the order they were registered in.
 //!
 //! Wherever two textures are worth exactly the same to the fit (the same
-//! error removed per byte, the same bucket of the spare floor), the one
-//! visited first wins. Visiting by slot made the plan depend on the order
-//! textures were registered (two streamers with the same scene registered in
-//! another order could settle a level apart). Textures are visited by
+//! error removed per byte), the one visited first wins. Visiting by slot
+//! made the plan depend on the order textures were registered (two
+//! streamers with the same scene registered in another order could settle
+//! a level apart). Chains are built by
 //! [`PlanTexture::tie_key`](super::PlanTexture::tie_key) instead, then by
-//! slot among equal keys (the same file registered twice), so every order
-//! the fit's and the floor's ties fall back on is the key's.
+//! slot among equal keys (the same file registered twice), and the
+//! streamer's growth order breaks equal priorities by the same key. The
+//! spare floor's extra levels (`floor.rs`) still go by slot among equally
+//! near textures: see the comment there.
 
 /// Slots by tie key, rebuilt when a texture comes or goes.
 #[derive(Debug, Clone, Default)]

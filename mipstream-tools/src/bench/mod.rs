@@ -419,8 +419,8 @@ pub struct StrategyResult {
     /// Frames after the cut until everything the strategy wants is resident;
     /// `None` if that never happened before the path ended.
     pub frames_to_converge_after_cut: Option<usize>,
-    /// `mipstream_feedback` only: the median frame time of the box
-    /// renderer over the compared frames, from recording to the GPU idle,
+    /// `mipstream_feedback` only: the median frame time of the scene's
+    /// renderer (boxes or glTF materials) over the compared frames, from recording to the GPU idle,
     /// with the GPU feedback call and without it (each frame drawn both
     /// ways in the same run), ms.
     pub feedback_frame_ms: Option<[f64; 2]>,

@@ -207,7 +207,7 @@ impl BenchResult {
         for s in &self.strategies {
             if let Some([with, without]) = s.feedback_frame_ms {
                 out += &format!(
-                    "{}: the box renderer's frame (recording to GPU idle, median of the compared frames, each drawn both ways) {with:.2} ms with the GPU feedback call, {without:.2} ms without: x{:.3}\n",
+                    "{}: the renderer's frame (recording to GPU idle, median of the compared frames, each drawn both ways) {with:.2} ms with the GPU feedback call, {without:.2} ms without: x{:.3}\n",
                     s.strategy.key(),
                     with / without.max(1e-9),
                 );

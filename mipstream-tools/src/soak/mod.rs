@@ -321,9 +321,9 @@ pub struct BindingComparison {
     /// What differs after both `settle_canonical`: nothing, or the
     /// soak fails. (Not compared, and failed, when the soaked streamer's
     /// budget in force, lowered by out-of-memory events, did not come back
-    /// to the fresh one's within the recovery frames.) Ties break by
-    /// `PlanTexture::tie_key`, not by slot, so the order the two registered
-    /// in does not count.
+    /// to the fresh one's within the recovery frames.) The fit's ties break
+    /// by `PlanTexture::tie_key`, not by slot, so the order the two
+    /// registered in does not decide them.
     pub canonical_differences: Vec<String>,
     /// The largest level difference after both `settle_canonical`.
     pub canonical_max_level_difference: u32,

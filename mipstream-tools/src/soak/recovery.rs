@@ -214,7 +214,9 @@ impl Soak<'_> {
         settle(&mut self.streamer, "soaked", step, view, true)?;
         settle(fresh, "fresh", step, view, true)?;
         // (a budget in force that changed during the settle counts too)
-        c.soaked_effective_bytes = c.soaked_effective_bytes.min(self.streamer.effective_budget());
+        c.soaked_effective_bytes = c
+            .soaked_effective_bytes
+            .min(self.streamer.effective_budget());
         if c.soaked_effective_bytes == c.fresh_effective_bytes {
             c.canonical_differences = pairs.differences(&self.streamer, fresh);
             c.canonical_held_bytes = (held(&self.streamer), held(fresh));
