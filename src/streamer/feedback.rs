@@ -38,6 +38,27 @@ impl Streamer {
         ring.is_some_and(|f| f.record(encoder, frame))
     }
 
+    /// Hands the streamer feedback read some other way (an engine's own
+    /// readback, a benchmark's oracle) as if the ring had mapped it: the
+    /// next [`update`](Self::update) takes it unless it has newer.
+    /// `feedback.frame` is the update whose views it reports:
+    /// [`frame`](Self::frame) for the frame just updated and drawn (what
+    /// the ring records), `frame() + 1` for the view the next update plans
+    /// (feedback of the very frame, no age). Slots are texture slots
+    /// (`TextureId::index()`); the fusion reads each slot's finest and mean
+    /// lod and its pixels. Feedback from before a `settle_canonical` is
+    /// dropped.
+    pub fn provide_feedback(&mut self, feedback: FeedbackFrame) {
+        let newer = self
+            .frame
+            .feedback
+            .as_ref()
+            .is_none_or(|f| f.frame <= feedback.frame);
+        if feedback.frame > self.frame.feedback_floor && newer {
+            self.frame.feedback = Some(feedback);
+        }
+    }
+
     /// The newest feedback an `update` took in: what the frame
     /// [`FeedbackFrame::frame`] sampled.
     pub fn latest_feedback(&self) -> Option<&FeedbackFrame> {

@@ -97,15 +97,20 @@ pub enum Strategy {
     /// `mipstream` judging by measured loss (`--error-model both`).
     MipstreamGeometric,
     /// mipstream's budget fit with GPU feedback: the renderer reports what
-    /// it samples every frame and the plan fuses it (`docs/feedback.md`;
-    /// the built-in box renderer only). The engine rules stay the CPU rules
-    /// their engines ship.
+    /// it samples every frame and the plan fuses it (`docs/feedback.md`).
+    /// The engine rules stay the CPU rules their engines ship.
     MipstreamFeedback,
+    /// The same fusion fed exact feedback of the very frame it plans: each
+    /// texture's pixels and lods from an id pass of that frame's view
+    /// (every pixel, no delay): what one-frame-late, subsampled feedback
+    /// loses against it is `mipstream_feedback`'s distance from this. Box
+    /// scenes (the glTF renderer has no id pass).
+    MipstreamOracle,
 }
 
 impl Strategy {
     /// All of them, `full` first (it makes the reference pictures).
-    pub const ALL: [Strategy; 8] = [
+    pub const ALL: [Strategy; 9] = [
         Strategy::Full,
         Strategy::UniformBias,
         Strategy::DistanceOnly,
@@ -114,10 +119,11 @@ impl Strategy {
         Strategy::Mipstream,
         Strategy::MipstreamGeometric,
         Strategy::MipstreamFeedback,
+        Strategy::MipstreamOracle,
     ];
 
-    /// What a run compares by default: every one but `mipstream_geometric`
-    /// and `mipstream_feedback`.
+    /// What a run compares by default: every one but `mipstream_geometric`,
+    /// `mipstream_feedback` and `mipstream_oracle`.
     pub fn default_set() -> Vec<Strategy> {
         Self::ALL[..6].to_vec()
     }
@@ -138,6 +144,7 @@ impl Strategy {
             Strategy::Mipstream => "mipstream",
             Strategy::MipstreamGeometric => "mipstream_geometric",
             Strategy::MipstreamFeedback => "mipstream_feedback",
+            Strategy::MipstreamOracle => "mipstream_oracle",
         }
     }
 

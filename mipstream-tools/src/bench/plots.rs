@@ -20,6 +20,7 @@ fn color(s: Strategy) -> RGBColor {
         Strategy::Mipstream => RGBColor(20, 160, 60),
         Strategy::MipstreamGeometric => RGBColor(120, 200, 150),
         Strategy::MipstreamFeedback => RGBColor(0, 110, 110),
+        Strategy::MipstreamOracle => RGBColor(0, 60, 60),
     }
 }
 

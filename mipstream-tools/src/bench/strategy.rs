@@ -9,6 +9,7 @@ use crate::render::TexturePixel;
 use crate::source::PreparedScene;
 use glam::UVec2;
 use image::RgbaImage;
+use mipstream::gpu::feedback::{FeedbackFrame, SlotFeedback};
 use mipstream::plan::Policy;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::{gpu, streamer::Streamer};
@@ -258,7 +259,10 @@ fn open_streamer(ctx: &Ctx<'_>, strategy: Strategy, budget: u64) -> Streamer {
                 // against the integer problem too (update times include it)
                 knapsack_certificate: true,
                 // the feedback strategy plans on what the GPU samples
-                fuse_feedback: strategy == Strategy::MipstreamFeedback,
+                fuse_feedback: matches!(
+                    strategy,
+                    Strategy::MipstreamFeedback | Strategy::MipstreamOracle
+                ),
                 ..Default::default()
             },
             ..Default::default()
@@ -320,6 +324,12 @@ fn set_policy(
         Strategy::MipstreamFeedback => {
             format!("budget fit, {} loss, GPU feedback", opts.error_model.key())
         }
+        Strategy::MipstreamOracle => {
+            format!(
+                "budget fit, {} loss, exact feedback",
+                opts.error_model.key()
+            )
+        }
     }
 }
 
@@ -362,13 +372,23 @@ pub(super) fn run_strategy(
     let dump = ctx.opts.dump_plans.is_some()
         && matches!(
             strategy,
-            Strategy::Mipstream | Strategy::MipstreamGeometric | Strategy::MipstreamFeedback
+            Strategy::Mipstream
+                | Strategy::MipstreamGeometric
+                | Strategy::MipstreamFeedback
+                | Strategy::MipstreamOracle
         );
     streamer.capture_fit_problems(dump);
     let target = Target::new(g, ctx.opts.size);
     let before = DeviceMemory::read(&g.device);
     let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
     let setting = set_policy(ctx, strategy, budget, frames, &mut streamer, &registered);
+    if strategy == Strategy::MipstreamOracle && !matches!(registered, Registered::Boxes(..)) {
+        return Err(BenchError::Options(
+            "mipstream_oracle needs the box renderer's id pass (the built-in scene or a \
+             texture folder): the glTF renderer has none"
+                .into(),
+        ));
+    }
     if strategy == Strategy::MipstreamFeedback {
         let slots = streamer.texture_ids().iter().map(|id| id.index() + 1).max();
         streamer.enable_feedback(slots.unwrap_or(1) as u32);
@@ -414,6 +434,63 @@ pub(super) fn run_strategy(
 }
 
 impl Run<'_> {
+    /// `mipstream_oracle`'s feedback for the update about to plan `view`:
+    /// an id pass of that view (each pixel's texture and the lod it
+    /// samples, every pixel), each texture's finest and mean lod of its
+    /// full chain and its pixels.
+    fn exact_feedback(&mut self, view: &mipstream::View) -> Result<FeedbackFrame, BenchError> {
+        let g = self.ctx.g;
+        let (target, size) = (&self.target.view, self.target.size);
+        if !self
+            .registered
+            .render_texture_ids(g, target, size, view, &self.streamer)
+        {
+            return Err(BenchError::Options(
+                "mipstream_oracle needs the box renderer's id pass".into(),
+            ));
+        }
+        let ids = self.target.read(g)?;
+        let textures = self.streamer.texture_ids();
+        // the pass's lod is of the bound copy, whose level 0 is the chain's
+        // `first_level`
+        let first: Vec<f32> = textures
+            .iter()
+            .map(|&id| {
+                self.streamer
+                    .resident(id)
+                    .map_or(0.0, |r| r.first_level as f32)
+            })
+            .collect();
+        let slots = textures.iter().map(|id| id.index() + 1).max().unwrap_or(0);
+        // (finest, sum of lods, pixels) by slot
+        let mut acc = vec![(f32::INFINITY, 0.0f64, 0u32); slots];
+        for p in ids.pixels().filter_map(|p| TexturePixel::decode(p.0)) {
+            let (Some(id), Some(&k)) = (textures.get(p.index), first.get(p.index)) else {
+                continue;
+            };
+            let a = &mut acc[id.index()];
+            let lod = p.lod + k;
+            a.0 = a.0.min(lod);
+            a.1 += lod as f64;
+            a.2 += 1;
+        }
+        let slots = acc
+            .into_iter()
+            .map(|(finest, sum, pixels)| {
+                (pixels > 0).then(|| SlotFeedback {
+                    finest_lod: finest,
+                    mean_lod: (sum / pixels as f64) as f32,
+                    pixels,
+                    regions: 0,
+                })
+            })
+            .collect();
+        Ok(FeedbackFrame {
+            frame: self.streamer.frame() + 1,
+            slots,
+        })
+    }
+
     /// One frame: update, check, sync the renderer, and on compared frames
     /// draw and compare with `full`'s picture of the same frame.
     fn frame(
@@ -426,6 +503,11 @@ impl Run<'_> {
             .scene
             .path()
             .view(ctx.t_of(f, self.frames), ctx.opts.size);
+        if self.strategy == Strategy::MipstreamOracle {
+            // exact feedback of this very frame, for the update about to plan it
+            let exact = self.exact_feedback(&view)?;
+            self.streamer.provide_feedback(exact);
+        }
         let stats = self.streamer.update(&[view]);
         // wgpu's count the moment `update()` returns
         let now = DeviceMemory::read(&g.device).minus(self.baseline);
