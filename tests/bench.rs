@@ -367,21 +367,43 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
 }
 
 #[test]
-fn the_feedback_strategy_draws_every_frame_reports_what_it_samples_and_repeats_in_lockstep() {
+fn the_feedback_strategies_report_what_is_sampled_and_repeat_in_lockstep() {
     let opts = BenchOptions {
         frames: 24,
         quality_every: 4,
         size: glam::UVec2::new(160, 90),
         cache_dir: common::repo().join("target/mipstream-cache"),
-        strategies: vec![Strategy::Mipstream, Strategy::MipstreamFeedback],
+        strategies: vec![
+            Strategy::Mipstream,
+            Strategy::MipstreamFeedback,
+            Strategy::MipstreamOracle,
+        ],
         lockstep: true,
         ..Default::default()
     };
     let a = bench::run(&opts, |_| {}).unwrap();
     let b = bench::run(&opts, |_| {}).unwrap();
-    let [_, plain, fed] = &a.strategies[..] else {
+    let [_, plain, fed, oracle] = &a.strategies[..] else {
         panic!("{:?}", a.strategies.len())
     };
+    // the oracle's feedback is of the very frame: every frame has it, the
+    // first included
+    assert_eq!(oracle.strategy.key(), "mipstream_oracle");
+    assert!(
+        oracle.setting.contains("exact feedback"),
+        "{}",
+        oracle.setting
+    );
+    assert!(
+        oracle.frames.iter().all(|f| f.feedback_textures > 0),
+        "{:?}",
+        oracle
+            .frames
+            .iter()
+            .map(|f| f.feedback_textures)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(oracle.frames_over_budget, 0);
     assert_eq!(fed.strategy.key(), "mipstream_feedback");
     assert!(fed.setting.contains("GPU feedback"), "{}", fed.setting);
     // the CPU alone sees no feedback; with it, every frame after the first
@@ -406,6 +428,11 @@ fn the_feedback_strategy_draws_every_frame_reports_what_it_samples_and_repeats_i
         per_frame(fed),
         per_frame(&b.strategies[2]),
         "lockstep runs differ"
+    );
+    assert_eq!(
+        per_frame(oracle),
+        per_frame(&b.strategies[3]),
+        "the oracle's lockstep runs differ"
     );
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use mipstream::gpu::feedback::{wgsl, FeedbackFrame};
+use mipstream::gpu::feedback::{wgsl, FeedbackFrame, SlotFeedback};
 use mipstream::{Streamer, StreamerOptions};
 
 const SIZE: u32 = 256;
@@ -295,6 +295,38 @@ fn the_readback_never_waits_skips_a_frame_when_behind_and_keeps_the_newest() {
     let newer = settle_feedback(&mut s);
     assert!(newer.frame > at);
     assert!(newer.slots[2].is_some() && newer.slots[3].is_none());
+}
+
+/// Feedback read some other way (an engine's own readback, the
+/// benchmark's oracle) goes in through `provide_feedback`: the next update
+/// takes it with no GPU feedback buffer at all, at age 0 for the frame it
+/// plans; an older frame handed in after it changes nothing.
+#[test]
+fn feedback_read_elsewhere_is_taken_like_the_rings() {
+    let g = common::gpu();
+    let mut s = Streamer::with_options(&g.device, &g.queue, StreamerOptions::default());
+    s.update(&[]);
+    let sampled = SlotFeedback {
+        finest_lod: 1.5,
+        mean_lod: 2.0,
+        pixels: 400,
+        regions: 0,
+    };
+    let next = s.frame() + 1;
+    s.provide_feedback(FeedbackFrame {
+        frame: next,
+        slots: vec![None, Some(sampled), Some(sampled)],
+    });
+    let stats = s.update(&[]);
+    assert_eq!(stats.frame, next);
+    assert_eq!(stats.feedback_age, Some(0));
+    assert_eq!(stats.feedback_textures, 2);
+    s.provide_feedback(FeedbackFrame {
+        frame: next - 1,
+        slots: vec![Some(sampled)],
+    });
+    assert_eq!(s.latest_feedback().unwrap().frame, next, "the newer stays");
+    assert_eq!(s.update(&[]).feedback_age, Some(1));
 }
 
 /// Two copies of one texture: `near` on a sphere close to the camera (the

@@ -440,6 +440,9 @@ impl Run<'_> {
     /// full chain and its pixels.
     fn exact_feedback(&mut self, view: &mipstream::View) -> Result<FeedbackFrame, BenchError> {
         let g = self.ctx.g;
+        // the views a settle or the last update changed, bound first
+        let changed = self.streamer.take_changed();
+        self.registered.sync(g, &self.streamer, &changed);
         let (target, size) = (&self.target.view, self.target.size);
         if !self
             .registered
