@@ -8,7 +8,8 @@
 //! a level apart). Chains are built by
 //! [`PlanTexture::tie_key`](super::PlanTexture::tie_key) instead, then by
 //! slot among equal keys (the same file registered twice), and the
-//! streamer's growth order breaks equal priorities by the same key. The
+//! streamer grows the fit's textures of equal priority by the same key (the
+//! engine rules' by slot: `streamer::work::Context::ties_by_key`). The
 //! spare floor's extra levels (`floor.rs`) still go by slot among equally
 //! near textures: see the comment there.
 

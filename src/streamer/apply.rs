@@ -65,6 +65,7 @@ impl Streamer {
             went_over: false,
             cut_paced: false,
             forced_shrinks: self.frame.stats.forced_shrinks,
+            ties_by_key: self.planner.policy() == crate::plan::Policy::Budget,
         }
     }
 

@@ -207,6 +207,12 @@ pub(crate) struct Context {
     pub(crate) cut_paced: bool,
     /// Forced shrinks carried out so far this update.
     pub(crate) forced_shrinks: u32,
+    /// Growths of equal priority go by tie key (the budget fit: so
+    /// registration order does not decide them), else by slot (the engine
+    /// rules: the engines' own asset arrays are in registration order, and
+    /// by tie key Unreal's pool on Sponza at half its working set moved from
+    /// 43.31 to 42.83 dB, 960x540).
+    pub(crate) ties_by_key: bool,
 }
 
 impl Context {

@@ -66,6 +66,7 @@ fn ctx(books: Books, budget: u64) -> Context {
         went_over: false,
         cut_paced: false,
         forced_shrinks: 0,
+        ties_by_key: true,
     }
 }
 
