@@ -605,6 +605,37 @@ impl Planner {
     }
 }
 
+/// A texture's loss curves as the planner stores them (see
+/// [`Planner::losses`]): the full tier's made non-decreasing, then the
+/// compact tier's, at least the full tier's, and its blur equivalent; empty
+/// when the texture carries none or its lists do not match its levels.
+pub(super) fn loss_curves(t: &PlanTexture) -> Vec<f32> {
+    let levels = t.level_count.max(t.resident_bytes[0].len() as u32) as usize;
+    let Some(loss) = t
+        .loss
+        .as_ref()
+        .filter(|l| l.full.len() == levels && levels > 0)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(2 * levels);
+    let mut top = 0.0f32;
+    for &e in &loss.full {
+        top = top.max(if e.is_finite() { e } else { 0.0 });
+        out.push(top);
+    }
+    if loss.compact.len() == levels {
+        let mut top = 0.0f32;
+        for (l, &e) in loss.compact.iter().enumerate() {
+            top = top.max(if e.is_finite() { e } else { 0.0 });
+            out.push(top.max(out[l]));
+        }
+        let blur = loss.compact_blur;
+        out.push(if blur.is_finite() { blur.max(0.0) } else { 0.0 });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -672,35 +703,4 @@ mod tests {
         assert!((m.at(2, Tier::Compact) - 320.0).abs() < 1e-6);
         assert!((m.at(2, Tier::Full) - 300.0).abs() < 1e-6);
     }
-}
-
-/// A texture's loss curves as the planner stores them (see
-/// [`Planner::losses`]): the full tier's made non-decreasing, then the
-/// compact tier's, at least the full tier's, and its blur equivalent; empty
-/// when the texture carries none or its lists do not match its levels.
-pub(super) fn loss_curves(t: &PlanTexture) -> Vec<f32> {
-    let levels = t.level_count.max(t.resident_bytes[0].len() as u32) as usize;
-    let Some(loss) = t
-        .loss
-        .as_ref()
-        .filter(|l| l.full.len() == levels && levels > 0)
-    else {
-        return Vec::new();
-    };
-    let mut out = Vec::with_capacity(2 * levels);
-    let mut top = 0.0f32;
-    for &e in &loss.full {
-        top = top.max(if e.is_finite() { e } else { 0.0 });
-        out.push(top);
-    }
-    if loss.compact.len() == levels {
-        let mut top = 0.0f32;
-        for (l, &e) in loss.compact.iter().enumerate() {
-            top = top.max(if e.is_finite() { e } else { 0.0 });
-            out.push(top.max(out[l]));
-        }
-        let blur = loss.compact_blur;
-        out.push(if blur.is_finite() { blur.max(0.0) } else { 0.0 });
-    }
-    out
 }

@@ -500,13 +500,14 @@ pub(crate) fn grow(
     room: &mut UploadRoom,
 ) -> Vec<Step> {
     // one order for textures and meshes: the plan's benefit per byte (ties:
-    // textures by tie key, which registration order does not change, then
-    // meshes by id)
+    // textures by tie key or by slot, `Context::ties_by_key`, then meshes by
+    // id)
+    let key = |t: &TextureFacts<'_>| if ctx.ties_by_key { t.tie_key } else { 0 };
     let mut order: Vec<(f32, bool, u64, usize)> = textures
         .iter()
         .enumerate()
         .filter(|(_, t)| t.plan.tier != t.tier || t.plan.target < t.first)
-        .map(|(i, t)| (t.plan.priority, false, t.tie_key, i))
+        .map(|(i, t)| (t.plan.priority, false, key(t), i))
         .collect();
     order.extend(
         meshes
