@@ -174,13 +174,7 @@ fn frame(streamer: &mut Streamer, frame: &Frame, draws: &[(&wgpu::RenderPipeline
 
 fn streamer(slots: u32) -> Streamer {
     let g = common::gpu();
-    assert!(
-        g.device
-            .features()
-            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST),
-        "{} lacks SHADER_EARLY_DEPTH_TEST (examples/adapters.rs prints it)",
-        g.describe()
-    );
+    common::assert_early_depth_test(g);
     let mut s = Streamer::with_options(&g.device, &g.queue, StreamerOptions::default());
     s.enable_feedback(slots);
     s

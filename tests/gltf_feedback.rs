@@ -3,6 +3,8 @@
 //! shader samples them, and an opaque draw's hidden fragments do not.
 
 mod common;
+#[path = "common/scene_render.rs"]
+mod scene_render;
 
 use glam::{Mat4, UVec2, Vec3};
 use mipstream::cook::gltf::{cook_gltf, GltfCookOptions};
@@ -10,7 +12,7 @@ use mipstream::gpu::feedback::FeedbackFrame;
 use mipstream::{Budget, Streamer, StreamerOptions, View};
 use mipstream_tools::gltf_scene::StreamedScene;
 use mipstream_tools::render_mesh::{
-    FeedbackTexture, MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer, BACKGROUND,
+    FeedbackTexture, MaterialBinding, MaterialFactors, MeshDraw, MeshRenderer,
 };
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -39,13 +41,7 @@ fn cooked() -> &'static PathBuf {
 /// at its orbit camera; the renderer reports into the streamer's buffer.
 fn helmet() -> (Streamer, StreamedScene, MeshRenderer, View) {
     let g = common::gpu();
-    assert!(
-        g.device
-            .features()
-            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST),
-        "{} lacks SHADER_EARLY_DEPTH_TEST (examples/adapters.rs prints it)",
-        g.describe()
-    );
+    common::assert_early_depth_test(g);
     let mut s = Streamer::with_options(
         &g.device,
         &g.queue,
@@ -69,17 +65,9 @@ fn helmet() -> (Streamer, StreamedScene, MeshRenderer, View) {
     (s, scene, renderer, view)
 }
 
-/// Draws `draws` into a target of its own.
+/// Draws `draws` (the picture is not looked at: the feedback is).
 fn draw(r: &mut MeshRenderer, view: &View, draws: &[MeshDraw<'_>]) {
-    let g = common::gpu();
-    let target = mipstream::gpu::readback::render_target(
-        &g.device,
-        "gltf feedback target",
-        (SIZE.x, SIZE.y),
-        wgpu::TextureFormat::Rgba8UnormSrgb,
-    );
-    let tv = target.create_view(&Default::default());
-    r.render(&g.device, &g.queue, &tv, SIZE, view, draws, BACKGROUND);
+    scene_render::render(r, view, draws, SIZE);
 }
 
 /// Records what the draws so far reported, waits for the GPU (a test may;
@@ -102,7 +90,7 @@ fn take(s: &mut Streamer, view: &View) -> FeedbackFrame {
 /// renderer's report switched off, nothing reports.
 #[test]
 fn the_helmets_materials_report_what_they_sample() {
-    let (mut s, scene, mut r, view) = helmet();
+    let (mut s, mut scene, mut r, view) = helmet();
     let draws = scene.draws(&s);
     assert!(!draws.is_empty());
     draw(&mut r, &view, &draws);
@@ -127,7 +115,7 @@ fn the_helmets_materials_report_what_they_sample() {
         assert!(f.regions != 0, "{i}: {f:?}");
     }
     r.report_feedback = false;
-    draw(&mut r, &view, &scene.draws(&s));
+    scene_render::render_streamed(&mut r, &mut s, &mut scene, &view, SIZE);
     let off = take(&mut s, &view);
     assert_eq!(off.seen(), 0, "report_feedback off: {off:?}");
 }

@@ -33,6 +33,18 @@ pub fn gpu() -> &'static HeadlessGpu {
     })
 }
 
+/// Fails (never skips) where the test adapter cannot force early depth
+/// tests: GPU feedback's hidden fragments would report.
+pub fn assert_early_depth_test(g: &HeadlessGpu) {
+    assert!(
+        g.device
+            .features()
+            .contains(wgpu::Features::SHADER_EARLY_DEPTH_TEST),
+        "{} lacks SHADER_EARLY_DEPTH_TEST (examples/adapters.rs prints it)",
+        g.describe()
+    );
+}
+
 /// The repository root (the workspace's: the tools crate's tests use this
 /// harness too, from `mipstream-tools/`).
 pub fn repo() -> PathBuf {
