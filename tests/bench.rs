@@ -419,6 +419,26 @@ fn the_feedback_strategies_report_what_is_sampled_and_repeat_in_lockstep() {
             .collect::<Vec<_>>()
     );
     assert_eq!(fed.frames_over_budget, 0);
+    // every frame with feedback measures what its seen textures' sampled
+    // regions would hold: never more than their whole levels
+    for f in &fed.frames[1..] {
+        let r = f.region_bytes.expect("feedback frames measure regions");
+        assert!(
+            r.whole > 0 && r.regions > 0 && r.regions <= r.whole,
+            "{r:?}"
+        );
+    }
+    let ratio = fed.region_bytes_ratio.unwrap();
+    assert!(ratio > 0.0 && ratio <= 1.0, "{ratio}");
+    for s in [plain, oracle] {
+        assert!(s.frames.iter().all(|f| f.region_bytes.is_none()));
+        assert_eq!(s.region_bytes_ratio, None);
+    }
+    let json = a.to_json();
+    assert_eq!(
+        json["strategies"]["mipstream_feedback"]["region_bytes_ratio"].as_f64(),
+        Some(ratio)
+    );
     let per_frame = |s: &bench::StrategyResult| {
         let f = s.frames.iter();
         f.map(|f| (f.uploaded, f.feedback_textures, f.psnr_db.map(f64::to_bits)))

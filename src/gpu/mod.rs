@@ -10,6 +10,7 @@ pub(crate) mod books;
 pub mod feedback;
 pub mod memory;
 pub mod readback;
+pub mod regions;
 mod scope;
 pub(crate) mod staging;
 pub(crate) mod store;

@@ -2,6 +2,38 @@
 //! statistics the benchmark reports.
 
 use image::RgbaImage;
+use mipstream::gpu::regions::{region_bytes, RegionBytes};
+use mipstream::streamer::Streamer;
+
+/// What the textures the streamer's newest GPU feedback saw hold, whole and
+/// as their sampled regions' tiles ([`mipstream::gpu::regions`]): the
+/// feedback is of the frame drawn before the update, the levels those the
+/// update left resident. `None` without feedback.
+pub(crate) fn feedback_region_bytes(streamer: &Streamer) -> Option<RegionBytes> {
+    let feedback = streamer.latest_feedback()?;
+    let mut sum = RegionBytes::default();
+    for t in &streamer.report().textures {
+        let Some(Some(seen)) = feedback.slots.get(t.id.index()) else {
+            continue;
+        };
+        let Ok(gpu) = streamer.resident(t.id) else {
+            continue;
+        };
+        let layered = gpu.texture.depth_or_array_layers() > 1
+            || gpu.view_dimension != wgpu::TextureViewDimension::D2;
+        let r = region_bytes(gpu.format, t.size, gpu.first_level, gpu.level_count, seen);
+        sum += if layered {
+            // the mask is of one uv square: arrays, cubes and volumes count whole
+            RegionBytes {
+                whole: r.whole,
+                regions: r.whole,
+            }
+        } else {
+            r
+        };
+    }
+    Some(sum)
+}
 
 /// Bytes as text with a binary unit.
 pub(crate) fn human(bytes: u64) -> String {

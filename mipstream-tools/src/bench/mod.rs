@@ -69,6 +69,7 @@ use crate::scene::BuiltinScene;
 use crate::source::{SceneSource, SourceError};
 use glam::UVec2;
 use image::RgbaImage;
+use mipstream::gpu::regions::RegionBytes;
 use mipstream::streamer::{InvariantViolation, StreamerError, StreamerOptions};
 use mipstream::{gpu, streamer::Streamer};
 use registered::Registered;
@@ -361,6 +362,10 @@ pub struct FrameRecord {
     /// Textures the GPU feedback the update took had seen sampled
     /// (`mipstream_feedback`; 0 for the others).
     pub feedback_textures: u32,
+    /// `mipstream_feedback`: the bytes the textures the newest feedback saw
+    /// hold, whole and as their sampled regions' 64 KiB tiles
+    /// ([`mipstream::gpu::regions`]); `None` for the others.
+    pub region_bytes: Option<RegionBytes>,
 }
 
 /// One strategy's run.
@@ -431,6 +436,12 @@ pub struct StrategyResult {
     /// with the GPU feedback call and without it (each frame drawn both
     /// ways in the same run), ms.
     pub feedback_frame_ms: Option<[f64; 2]>,
+    /// `mipstream_feedback` only: over every frame, the bytes holding only
+    /// the sampled regions of the seen textures' finest levels would take
+    /// against whole levels at the same quality
+    /// ([`mipstream::gpu::regions`]; 64 KiB tiles, as sparse residency
+    /// binds them). Below 1: tiled streaming would hold less.
+    pub region_bytes_ratio: Option<f64>,
     /// One picture from the slow walk, for the side-by-side image.
     pub picture: Option<RgbaImage>,
 }
@@ -450,6 +461,8 @@ pub struct SweepResult {
     pub frames_over_budget: usize,
     /// Frames over the budget by wgpu's count ([`StrategyResult::frames_over_budget_by_wgpu`]).
     pub frames_over_budget_by_wgpu: Option<usize>,
+    /// [`StrategyResult::region_bytes_ratio`].
+    pub region_bytes_ratio: Option<f64>,
 }
 
 impl SweepResult {
@@ -632,6 +645,7 @@ pub fn run(
                     flip_mean: r.flip_mean,
                     peak_resident_bytes: r.peak_resident_bytes,
                     frames_over_budget: r.frames_over_budget,
+                    region_bytes_ratio: r.region_bytes_ratio,
                     frames_over_budget_by_wgpu: r.frames_over_budget_by_wgpu,
                 });
             }

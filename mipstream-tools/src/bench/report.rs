@@ -36,6 +36,7 @@ impl BenchResult {
                         peak_resident_bytes: s.peak_resident_bytes,
                         frames_over_budget: s.frames_over_budget,
                         frames_over_budget_by_wgpu: s.frames_over_budget_by_wgpu,
+                        region_bytes_ratio: s.region_bytes_ratio,
                     })
                     .collect(),
             });
@@ -75,6 +76,7 @@ impl BenchResult {
                         "fit_gap_knapsack_max": s.fit_gap_knapsack_max,
                         "frames_to_converge_after_cut": s.frames_to_converge_after_cut,
                         "feedback_frame_ms_with_without": s.feedback_frame_ms,
+                        "region_bytes_ratio": s.region_bytes_ratio,
                         "resident_bytes_per_frame": s.frames.iter().map(|r| r.resident).collect::<Vec<_>>(),
                         "upload_bytes_per_frame": s.frames.iter().map(|r| r.uploaded).collect::<Vec<_>>(),
                         "psnr_db_per_frame": s.frames.iter().map(|r| r.psnr_db).collect::<Vec<_>>(),
@@ -98,6 +100,7 @@ impl BenchResult {
                         "flip_mean": r.flip_mean,
                         "peak_resident_bytes": r.peak_resident_bytes,
                         "frames_over_budget": r.frames_over_budget,
+                        "region_bytes_ratio": r.region_bytes_ratio,
                         "frames_over_budget_by_wgpu": r.frames_over_budget_by_wgpu,
                     });
                 }
@@ -212,6 +215,12 @@ impl BenchResult {
                     with / without.max(1e-9),
                 );
             }
+            if let Some(ratio) = s.region_bytes_ratio {
+                out += &format!(
+                    "{}: holding only the sampled regions of the seen textures' finest levels (64 KiB tiles) would take {ratio:.3} of their whole levels (region_bytes_ratio; docs/feedback.md)\n",
+                    s.strategy.key(),
+                );
+            }
         }
         if !self.sweep.is_empty() {
             out += &format!(
@@ -232,6 +241,17 @@ impl BenchResult {
                     out += &format!(" {:>12.2} / {:.5}{mark}", r.psnr_db_mean, r.flip_mean);
                 }
                 out += "\n";
+            }
+            for p in &self.budget_points() {
+                for r in &p.results {
+                    if let Some(ratio) = r.region_bytes_ratio {
+                        out += &format!(
+                            "{} at {:.2}: region_bytes_ratio {ratio:.3}\n",
+                            r.strategy.key(),
+                            p.fraction
+                        );
+                    }
+                }
             }
         }
         out

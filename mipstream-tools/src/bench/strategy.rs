@@ -10,6 +10,7 @@ use crate::source::PreparedScene;
 use glam::UVec2;
 use image::RgbaImage;
 use mipstream::gpu::feedback::{FeedbackFrame, SlotFeedback};
+use mipstream::gpu::regions::RegionBytes;
 use mipstream::plan::Policy;
 use mipstream::streamer::{Budget, StreamerOptions};
 use mipstream::{gpu, streamer::Streamer};
@@ -552,6 +553,9 @@ impl Run<'_> {
             fit_gap_knapsack: stats.fit_gap_knapsack,
             gpu_bytes,
             feedback_textures: stats.feedback_textures,
+            region_bytes: (self.strategy == Strategy::MipstreamFeedback)
+                .then(|| super::metrics::feedback_region_bytes(&self.streamer))
+                .flatten(),
             ..Default::default()
         };
         if f >= ctx.cut_frame && self.converged_at.is_none() && self.streamer.converged() {
@@ -747,6 +751,14 @@ impl Run<'_> {
                 };
                 [median(&|c| c.0), median(&|c| c.1)]
             }),
+            region_bytes_ratio: {
+                let mut sum = RegionBytes::default();
+                records
+                    .iter()
+                    .filter_map(|r| r.region_bytes)
+                    .for_each(|r| sum += r);
+                (sum.whole > 0).then(|| sum.ratio())
+            },
             picture: self.picture,
             frames: records,
         }
