@@ -488,3 +488,49 @@ fn the_error_view_is_black_where_the_budget_holds_everything() {
         tight * 100.0
     );
 }
+
+/// `--feedback`: the renderer reports what it samples, the panel shows it
+/// per texture beside the plan, and the picture is the one drawn without
+/// it (reporting does not change what is drawn; the plan stays the CPU's
+/// until "plan from it" is switched on).
+#[test]
+fn feedback_shows_beside_the_plan_without_changing_the_picture() {
+    let options = |feedback| ViewerOptions {
+        size: SIZE,
+        ui: false,
+        path_start: Some(9.0),
+        budget_mb: Some(64.0),
+        lockstep: true,
+        feedback,
+        ..Default::default()
+    };
+    let mut plain = viewer(options(false));
+    let mut fed = viewer(options(true));
+    for _ in 0..4 {
+        frame(&mut plain);
+        frame(&mut fed);
+    }
+    assert_eq!(plain.summary().feedback_textures, None);
+    let seen = fed.summary().feedback_textures.unwrap();
+    assert!(seen > 0, "{}", fed.summary());
+    assert!(fed.summary().to_string().contains("GPU feedback"));
+    // a frame or two late, never ahead of the streamer
+    let f = fed.streamer().latest_feedback().unwrap();
+    assert!(f.frame <= fed.streamer().frame(), "{}", f.frame);
+    assert!(!fed.streamer().options().planner.fuse_feedback);
+    let (a, b) = (settle(&mut plain), settle(&mut fed));
+    assert_eq!(a.as_raw(), b.as_raw(), "feedback changed the picture");
+    // with the panel: the feedback section draws (and the plan fuses it
+    // when asked from the command line)
+    let mut panel = viewer(ViewerOptions {
+        size: UVec2::new(1280, 720),
+        ui: true,
+        fuse_feedback: true,
+        ..options(false)
+    });
+    frame(&mut panel);
+    frame(&mut panel);
+    frame(&mut panel);
+    assert!(panel.streamer().options().planner.fuse_feedback);
+    assert!(panel.summary().feedback_textures.unwrap() > 0);
+}

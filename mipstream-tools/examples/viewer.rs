@@ -32,6 +32,9 @@
 //!   --settle             before the screenshot, stream until converged
 //!   --no-ui              hide the panel
 //!   --lockstep           every frame waits for its loads (repeatable pictures)
+//!   --feedback           the renderer reports GPU feedback; the panel shows
+//!                        per texture the level the GPU sampled beside the plan's
+//!   --fuse-feedback      the plan fuses the feedback (implies --feedback)
 //!
 //! `WGPU_BACKEND=vulkan` or `gl` chooses the adapter. Without a display the
 //! window cannot open; the error says to use `--headless` or `xvfb-run`.
@@ -42,7 +45,7 @@ use mipstream_tools::viewer::{run_headless, run_window, Mode, ViewerOptions};
 
 const USAGE: &str = "usage: viewer [--scene PATH] [--cross-fade N] [--budget-mb MB] [--upload-cap-mb MB] [--size WxH] [--path] \
 [--at SECONDS] [--mode normal|heatmap|split-unreal|split-unity|split-full|error] [--render-scale F] [--headless] [--frames N] [--screenshot FILE] \
-[--settle] [--no-ui] [--lockstep] [--budget-of-working-set F]";
+[--settle] [--no-ui] [--lockstep] [--budget-of-working-set F] [--feedback] [--fuse-feedback]";
 
 fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
     let mut o = ViewerOptions {
@@ -131,6 +134,8 @@ fn parse(args: &[String]) -> Result<(ViewerOptions, bool), String> {
             "--settle" => o.settle = true,
             "--no-ui" => o.ui = false,
             "--lockstep" => o.lockstep = true,
+            "--feedback" => o.feedback = true,
+            "--fuse-feedback" => o.fuse_feedback = true,
             "--budget-of-working-set" => {
                 let v = value()?;
                 o.budget_of_working_set = Some(

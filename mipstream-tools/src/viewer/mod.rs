@@ -25,6 +25,7 @@ mod blit;
 mod camera;
 mod compare;
 mod draw;
+mod feedback;
 mod options;
 mod ui;
 mod window;
@@ -131,6 +132,9 @@ pub struct Viewer {
     peak: u64,
     over_budget: u64,
     pub(crate) last_frame_ms: f32,
+    /// The renderer reports GPU feedback and the panel shows it
+    /// ([`ViewerOptions::feedback`]).
+    pub(crate) feedback_on: bool,
 }
 
 impl fmt::Debug for Viewer {
@@ -188,6 +192,7 @@ impl Viewer {
             frozen: false,
             mode: options.mode,
             play_path: options.path,
+            fuse_feedback: options.fuse_feedback,
             selected: None,
             sort: (SortKey::Bytes, false),
         };
@@ -253,7 +258,17 @@ impl Viewer {
             peak: 0,
             over_budget: 0,
             last_frame_ms: 0.0,
+            feedback_on: options.feedback || options.fuse_feedback,
         };
+        if viewer.feedback_on {
+            let ids = viewer.streamer.texture_ids();
+            let slots = ids.iter().map(|id| id.index() + 1).max().unwrap_or(1);
+            viewer.streamer.enable_feedback(slots as u32);
+            if let Some(m) = &mut viewer.meshes {
+                let buffer = viewer.streamer.feedback_buffer();
+                m.renderer.set_feedback(&viewer.device, buffer);
+            }
+        }
         viewer.apply_settings(true);
         Ok(viewer)
     }
@@ -432,6 +447,11 @@ impl Viewer {
             over_budget_frames: self.over_budget,
             full_residency_bytes: self.full_bytes,
             adapter: self.adapter.clone(),
+            feedback_textures: self.feedback_on.then(|| {
+                self.streamer
+                    .latest_feedback()
+                    .map_or(0, |f| f.seen() as u32)
+            }),
         }
     }
 
@@ -455,9 +475,10 @@ impl Viewer {
                 self.reference = None;
             }
         }
-        if force || s.compact_tier != a.compact_tier {
+        if force || s.compact_tier != a.compact_tier || s.fuse_feedback != a.fuse_feedback {
             let mut planner = self.streamer.options().planner.clone();
             planner.compact_tier = s.compact_tier;
+            planner.fuse_feedback = s.fuse_feedback;
             self.streamer.set_planner_options(planner);
         }
         if s.play_path && !a.play_path {
@@ -541,6 +562,13 @@ impl Viewer {
             self.over_budget += 1;
         }
         self.draw_scene(&view);
+        if self.feedback_on {
+            // what the scene's draw sampled goes to the readback ring; a
+            // later update takes it when the GPU is done (never waits)
+            let mut enc = self.device.create_command_encoder(&Default::default());
+            self.streamer.record_feedback(&mut enc);
+            self.queue.submit([enc.finish()]);
+        }
         self.composite();
         let output = if self.show_ui {
             self.draw_ui(input)

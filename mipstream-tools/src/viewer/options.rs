@@ -130,6 +130,14 @@ pub struct ViewerOptions {
     /// the scene's size, once the panel has taken its room (the first
     /// frame): below 1 it binds. Overrides `budget_mb`. Default: none.
     pub budget_of_working_set: Option<f64>,
+    /// The scene's renderer reports GPU feedback (what its fragments
+    /// sample) and the panel shows it per texture beside the plan. Default:
+    /// off.
+    pub feedback: bool,
+    /// The plan fuses GPU feedback with the CPU prediction
+    /// (`docs/feedback.md`; implies `feedback`). The panel's "plan from it"
+    /// switches it. Default: off.
+    pub fuse_feedback: bool,
 }
 
 impl Default for ViewerOptions {
@@ -151,6 +159,8 @@ impl Default for ViewerOptions {
             cross_fade_frames: 8,
             lockstep: false,
             budget_of_working_set: None,
+            feedback: false,
+            fuse_feedback: false,
         }
     }
 }
@@ -218,6 +228,9 @@ pub struct Summary {
     pub full_residency_bytes: u64,
     /// Adapter and backend.
     pub adapter: String,
+    /// With feedback on, the textures the newest GPU feedback saw sampled
+    /// (`None`: feedback off).
+    pub feedback_textures: Option<u32>,
 }
 
 impl fmt::Display for Summary {
@@ -232,7 +245,11 @@ impl fmt::Display for Summary {
             human_bytes(self.full_residency_bytes),
             self.over_budget_frames,
             self.adapter
-        )
+        )?;
+        match self.feedback_textures {
+            Some(n) => write!(f, ", GPU feedback: {n} textures sampled"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -270,6 +287,7 @@ pub(crate) struct Settings {
     pub(crate) frozen: bool,
     pub(crate) mode: Mode,
     pub(crate) play_path: bool,
+    pub(crate) fuse_feedback: bool,
     pub(crate) selected: Option<TextureId>,
     pub(crate) sort: (SortKey, bool),
 }

@@ -50,6 +50,10 @@ pub(super) fn panel(ui: &mut egui::Ui, v: &mut Viewer) -> egui::Rect {
                     mesh_table(ui, v);
                     ui.separator();
                 }
+                if v.feedback_on {
+                    super::feedback::section(ui, v);
+                    ui.separator();
+                }
                 texture_table(ui, v)
             });
         });
