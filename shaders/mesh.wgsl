@@ -8,7 +8,8 @@ struct Globals {
     view_proj: mat4x4<f32>,
     eye: vec4<f32>,
     sun: vec4<f32>,
-    // x: 1 to report GPU feedback
+    // x: 1 to report GPU feedback; y: an id pass (1: each pixel's base
+    // colour texture and lod, 2: its normal map's; 0: shade)
     flags: vec4<u32>,
 }
 
@@ -90,18 +91,56 @@ fn report(f: VsOut) {
     }
 }
 
+// The linear value an sRGB target stores as the byte `b`.
+fn srgb_byte(b: f32) -> f32 {
+    let c = b / 255.0;
+    if c <= 0.04045 {
+        return c / 12.92;
+    }
+    return pow((c + 0.055) / 1.055, 2.4);
+}
+
+// An id pass's pixel: the streamed texture's slot + 1 in red and green
+// (0: none), 0 in blue, and in alpha the lod the trilinear sampler picks of
+// its full-resolution level 0, (lod + 8) / 32 (the box renderer's
+// `TexturePixel` encoding; the target is sRGB, so the bytes are inverted).
+fn ids(f: VsOut) -> vec4<f32> {
+    var slot = 0u;
+    var size = m.feedback.yz;
+    if g.flags.y == 1u {
+        slot = u32(max(m.feedback.x, 0.0) + 0.5);
+    } else if m.params.y > 0.5 {
+        slot = u32(max(m.feedback.w, 0.0) + 0.5);
+        size = m.feedback_normal.xy;
+    }
+    let lod = mipstream_feedback_lod(f.uv, max(size, vec2<f32>(1.0)), 1.0, 0.0);
+    if slot == 0u {
+        return vec4<f32>(0.0);
+    }
+    let a = clamp((lod + 8.0) / 32.0, 0.0, 1.0);
+    return vec4<f32>(srgb_byte(f32(slot & 255u)), srgb_byte(f32(slot >> 8u)), 0.0, a);
+}
+
 // The opaque pipeline's entry point forces early depth tests where the
 // device can (nothing in it discards: the renderer draws masked materials
 // and dithered cross-fades with the other pipeline, entry point `fs`).
 @fragment MIPSTREAM_EARLY_DEPTH
 fn fs_opaque(f: VsOut) -> @location(0) vec4<f32> {
     report(f);
+    if g.flags.y != 0u {
+        return ids(f);
+    }
     return shade(f, textureSample(base_tex, samp, f.uv) * m.base_color);
 }
 
 @fragment
 fn fs(f: VsOut) -> @location(0) vec4<f32> {
     report(f);
+    // (before any discard: the id takes derivatives; the condition is uniform)
+    var id = vec4<f32>(0.0);
+    if g.flags.y != 0u {
+        id = ids(f);
+    }
     let fade = d.fade.x;
     if fade != 0.0 {
         let t = bayer(vec2<u32>(f.clip.xy));
@@ -112,6 +151,9 @@ fn fs(f: VsOut) -> @location(0) vec4<f32> {
     let c = textureSample(base_tex, samp, f.uv) * m.base_color;
     if m.params.z > 0.0 && c.a < m.params.z {
         discard;
+    }
+    if g.flags.y != 0u {
+        return id;
     }
     return shade(f, c);
 }

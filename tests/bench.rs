@@ -456,6 +456,65 @@ fn the_feedback_strategies_report_what_is_sampled_and_repeat_in_lockstep() {
     );
 }
 
+/// On a glTF scene the oracle plans from the material renderer's two id
+/// passes (base colours, normal maps) and the feedback strategy from what
+/// the materials report: both have feedback every frame they should, and
+/// stay within the budget.
+#[test]
+fn the_feedback_strategies_run_on_a_gltf_scene() {
+    use mipstream::cook::gltf::{cook_gltf, GltfCookOptions};
+    let out = common::output_dir().join("bench-helmet");
+    let _ = std::fs::remove_dir_all(&out);
+    let gltf = common::shared_data().join("scenes/FlightHelmet/FlightHelmet.gltf");
+    let cook = GltfCookOptions {
+        quality: 0,
+        ..GltfCookOptions::default()
+    };
+    cook_gltf(&gltf, &out, &cook, |_| {}).unwrap();
+    let opts = BenchOptions {
+        scene: mipstream_tools::source::SceneSource::Gltf(out.join("scene.json")),
+        frames: 12,
+        quality_every: 4,
+        size: glam::UVec2::new(96, 96),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        strategies: vec![Strategy::MipstreamFeedback, Strategy::MipstreamOracle],
+        lockstep: true,
+        ..Default::default()
+    };
+    let a = bench::run(&opts, |_| {}).unwrap();
+    let [_, fed, oracle] = &a.strategies[..] else {
+        panic!("{:?}", a.strategies.len())
+    };
+    let seen = |s: &bench::StrategyResult| {
+        s.frames
+            .iter()
+            .map(|f| f.feedback_textures)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        oracle.frames.iter().all(|f| f.feedback_textures > 0),
+        "{:?}",
+        seen(oracle)
+    );
+    // the path flies in: at first the helmet covers a few pixels, too few
+    // for the feedback's one pixel in four (the id pass counts every one)
+    assert!(
+        fed.frames[3..].iter().all(|f| f.feedback_textures > 0),
+        "{:?}",
+        seen(fed)
+    );
+    for s in [fed, oracle] {
+        assert_eq!(s.frames_over_budget, 0, "{}", s.strategy.key());
+        assert!(
+            s.psnr_db_mean > 20.0,
+            "{}: {}",
+            s.strategy.key(),
+            s.psnr_db_mean
+        );
+    }
+    assert!(fed.region_bytes_ratio.is_some_and(|r| r > 0.0 && r <= 1.0));
+}
+
 #[test]
 fn the_trace_puts_each_texture_s_share_of_the_error_where_the_picture_shows_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -183,3 +183,72 @@ fn an_opaque_draws_hidden_fragments_do_not_report() {
         "{hidden} of {alone} pixels reported behind the helmet"
     );
 }
+
+/// The id pass `mipstream_oracle` plans from on glTF scenes
+/// (`MeshRenderer::render_ids`): each pixel's base colour texture (one
+/// pass) and normal map (another) by slot, with the lod of the full chain.
+/// It sees the textures the feedback saw, at the finest lods the feedback
+/// reported, and no more pixels.
+#[test]
+fn the_id_pass_sees_what_the_feedback_reports() {
+    use mipstream_tools::render::TexturePixel;
+    use mipstream_tools::render_mesh::MaterialTexture;
+    use std::collections::BTreeMap;
+    let g = common::gpu();
+    let (mut s, scene, mut r, view) = helmet();
+    draw(&mut r, &view, &scene.draws(&s));
+    let fb = take(&mut s, &view);
+    let draws = scene.draws(&s);
+    let target = mipstream::gpu::readback::render_target(
+        &g.device,
+        "id target",
+        (SIZE.x, SIZE.y),
+        wgpu::TextureFormat::Rgba8UnormSrgb,
+    );
+    let tv = target.create_view(&Default::default());
+    // slot -> (finest lod, pixels)
+    let mut ids: BTreeMap<usize, (f32, u32)> = BTreeMap::new();
+    for which in [MaterialTexture::BaseColor, MaterialTexture::Normal] {
+        r.render_ids(&g.device, &g.queue, &tv, SIZE, &view, &draws, which);
+        let px = mipstream::gpu::read_rgba8(&g.device, &g.queue, &target, 0, 0).unwrap();
+        for p in px.chunks_exact(4) {
+            if let Some(t) = TexturePixel::decode([p[0], p[1], p[2], p[3]]) {
+                let e = ids.entry(t.index).or_insert((f32::INFINITY, 0));
+                e.0 = e.0.min(t.lod);
+                e.1 += 1;
+            }
+        }
+    }
+    // the id pass reports no feedback
+    drop(draws);
+    let after = take(&mut s, &view);
+    assert_eq!(after.seen(), 0, "{after:?}");
+    eprintln!("id pass {ids:?}");
+    assert!(!ids.is_empty());
+    for (i, f) in fb.slots.iter().enumerate() {
+        let Some(f) = f else {
+            // too small for one pixel in four
+            assert!(ids.get(&i).is_none_or(|&(_, n)| n < 16), "{i}: {ids:?}");
+            continue;
+        };
+        let &(finest, pixels) = ids
+            .get(&i)
+            .unwrap_or_else(|| panic!("{i} not in the id pass"));
+        // within half a level: the feedback's pixels are one in four (its
+        // finest may be coarser), and its fragments include those a later
+        // draw covers (finer, at times)
+        assert!(
+            (finest - f.finest_lod).abs() <= 0.5,
+            "{i}: id pass finest {finest}, feedback {f:?}"
+        );
+        // the id pass counts the pixels shown; the feedback counts every
+        // fragment that passed the depth test when drawn, those a later
+        // draw covers included (on the helmet's overlapping parts up to 8
+        // times the pixels shown: no depth prepass), so at least as many,
+        // within its one-in-four sampling
+        assert!(
+            f.pixels as f32 >= 0.5 * pixels as f32,
+            "{i}: {pixels} pixels, feedback {f:?}"
+        );
+    }
+}

@@ -160,6 +160,18 @@ pub struct MeshRenderer {
     /// Whether draws report GPU feedback when a buffer is set (default
     /// true; false measures the frame without the call's work).
     pub report_feedback: bool,
+    /// The id pass [`render_ids`](Self::render_ids) draws (0: shade).
+    ids: u32,
+}
+
+/// Which streamed texture of each material an id pass
+/// ([`MeshRenderer::render_ids`]) shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaterialTexture {
+    /// The base colour texture.
+    BaseColor,
+    /// The normal map.
+    Normal,
 }
 
 impl MeshRenderer {
@@ -269,7 +281,37 @@ impl MeshRenderer {
             feedback,
             feedback_bind: None,
             report_feedback: true,
+            ids: 0,
         }
+    }
+
+    /// Draws, instead of the shaded picture, each pixel's streamed `which`
+    /// texture and the lod the trilinear sampler picks of its
+    /// full-resolution level 0, as [`crate::render::TexturePixel`] decodes
+    /// it, except that its `index` is the texture's slot
+    /// (`TextureId::index()`) and its lod is of the full chain; transparent
+    /// black where no streamed texture is sampled. Depth-tested, masks and
+    /// cross-fades applied: what the picture shows. Reports no feedback.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_ids(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &View,
+        draws: &[MeshDraw<'_>],
+        which: MaterialTexture,
+    ) {
+        let report = std::mem::replace(&mut self.report_feedback, false);
+        self.ids = match which {
+            MaterialTexture::BaseColor => 1,
+            MaterialTexture::Normal => 2,
+        };
+        let clear = wgpu::Color::TRANSPARENT;
+        self.render(device, queue, target, size, view, draws, clear);
+        self.ids = 0;
+        self.report_feedback = report;
     }
 
     /// Draws report GPU feedback into `buffer`
@@ -376,7 +418,7 @@ impl MeshRenderer {
             sun: Vec3::new(0.35, 0.8, 0.5).normalize().extend(0.0).into(),
             flags: [
                 (self.report_feedback && self.feedback_bind.is_some()) as u32,
-                0,
+                self.ids,
                 0,
                 0,
             ],

@@ -104,8 +104,9 @@ pub enum Strategy {
     /// The same fusion fed exact feedback of the very frame it plans: each
     /// texture's pixels and lods from an id pass of that frame's view
     /// (every pixel, no delay): what one-frame-late, subsampled feedback
-    /// loses against it is `mipstream_feedback`'s distance from this. Box
-    /// scenes (the glTF renderer has no id pass).
+    /// loses against it is `mipstream_feedback`'s distance from this (glTF
+    /// scenes: two id passes, the materials' base colour textures and
+    /// their normal maps).
     MipstreamOracle,
 }
 

@@ -4,7 +4,7 @@
 use super::BenchError;
 use crate::gltf_scene::StreamedScene;
 use crate::render::{DrawBox, SceneRenderer, ViewMode};
-use crate::render_mesh::{MeshRenderer, BACKGROUND};
+use crate::render_mesh::{MaterialTexture, MeshRenderer, BACKGROUND};
 use crate::source::PreparedScene;
 use glam::UVec2;
 use mipstream::{gpu, streamer::Streamer, TextureId};
@@ -144,8 +144,30 @@ impl Registered {
         }
     }
 
+    /// Draws each pixel's `which` material texture, by slot, and its lod
+    /// of the full chain ([`MeshRenderer::render_ids`]) into `target`;
+    /// false for box scenes (their id pass is
+    /// [`render_texture_ids`](Self::render_texture_ids)).
+    pub(super) fn render_material_ids(
+        &mut self,
+        g: &gpu::HeadlessGpu,
+        target: &wgpu::TextureView,
+        size: UVec2,
+        view: &mipstream::plan::View,
+        streamer: &Streamer,
+        which: MaterialTexture,
+    ) -> bool {
+        let Registered::Meshes(scene, r) = self else {
+            return false;
+        };
+        let draws = scene.draws(streamer);
+        r.render_ids(&g.device, &g.queue, target, size, view, &draws, which);
+        true
+    }
+
     /// Draws each pixel's texture and lod ([`ViewMode::TextureIds`]) into
-    /// `target`; false for glTF scenes, whose renderer has no such mode.
+    /// `target`; false for glTF scenes (their id pass is
+    /// [`render_material_ids`](Self::render_material_ids)).
     pub(super) fn render_texture_ids(
         &mut self,
         g: &gpu::HeadlessGpu,

@@ -6,6 +6,7 @@ use super::metrics::{flip_mean, mse_rgb, percentile, psnr_from_mse};
 use super::registered::Registered;
 use super::{BenchError, BenchOptions, FrameRecord, Strategy, StrategyResult};
 use crate::render::TexturePixel;
+use crate::render_mesh::MaterialTexture;
 use crate::source::PreparedScene;
 use glam::UVec2;
 use image::RgbaImage;
@@ -383,13 +384,6 @@ pub(super) fn run_strategy(
     let before = DeviceMemory::read(&g.device);
     let mut registered = Registered::new(ctx.scene, g, &mut streamer)?;
     let setting = set_policy(ctx, strategy, budget, frames, &mut streamer, &registered);
-    if strategy == Strategy::MipstreamOracle && !matches!(registered, Registered::Boxes(..)) {
-        return Err(BenchError::Options(
-            "mipstream_oracle needs the box renderer's id pass (the built-in scene or a \
-             texture folder): the glTF renderer has none"
-                .into(),
-        ));
-    }
     if strategy == Strategy::MipstreamFeedback {
         let slots = streamer.texture_ids().iter().map(|id| id.index() + 1).max();
         streamer.enable_feedback(slots.unwrap_or(1) as u32);
@@ -437,46 +431,57 @@ pub(super) fn run_strategy(
 impl Run<'_> {
     /// `mipstream_oracle`'s feedback for the update about to plan `view`:
     /// an id pass of that view (each pixel's texture and the lod it
-    /// samples, every pixel), each texture's finest and mean lod of its
-    /// full chain and its pixels.
+    /// samples, every pixel; glTF scenes: one pass for the materials' base
+    /// colour textures, one for their normal maps), each texture's finest
+    /// and mean lod of its full chain and its pixels.
     fn exact_feedback(&mut self, view: &mipstream::View) -> Result<FeedbackFrame, BenchError> {
         let g = self.ctx.g;
         // the views a settle or the last update changed, bound first
         let changed = self.streamer.take_changed();
         self.registered.sync(g, &self.streamer, &changed);
         let (target, size) = (&self.target.view, self.target.size);
-        if !self
-            .registered
-            .render_texture_ids(g, target, size, view, &self.streamer)
-        {
-            return Err(BenchError::Options(
-                "mipstream_oracle needs the box renderer's id pass".into(),
-            ));
-        }
-        let ids = self.target.read(g)?;
         let textures = self.streamer.texture_ids();
-        // the pass's lod is of the bound copy, whose level 0 is the chain's
-        // `first_level`
-        let first: Vec<f32> = textures
-            .iter()
-            .map(|&id| {
-                self.streamer
-                    .resident(id)
-                    .map_or(0.0, |r| r.first_level as f32)
-            })
-            .collect();
         let slots = textures.iter().map(|id| id.index() + 1).max().unwrap_or(0);
         // (finest, sum of lods, pixels) by slot
         let mut acc = vec![(f32::INFINITY, 0.0f64, 0u32); slots];
-        for p in ids.pixels().filter_map(|p| TexturePixel::decode(p.0)) {
-            let (Some(id), Some(&k)) = (textures.get(p.index), first.get(p.index)) else {
-                continue;
-            };
-            let a = &mut acc[id.index()];
-            let lod = p.lod + k;
-            a.0 = a.0.min(lod);
-            a.1 += lod as f64;
-            a.2 += 1;
+        let mut add = |slot: usize, lod: f32| {
+            if let Some(a) = acc.get_mut(slot) {
+                a.0 = a.0.min(lod);
+                a.1 += lod as f64;
+                a.2 += 1;
+            }
+        };
+        if self
+            .registered
+            .render_texture_ids(g, target, size, view, &self.streamer)
+        {
+            let ids = self.target.read(g)?;
+            // the box pass's lod is of the bound copy, whose level 0 is the
+            // chain's `first_level`; its index is in `texture_ids` order
+            let first: Vec<f32> = textures
+                .iter()
+                .map(|&id| {
+                    self.streamer
+                        .resident(id)
+                        .map_or(0.0, |r| r.first_level as f32)
+                })
+                .collect();
+            for p in ids.pixels().filter_map(|p| TexturePixel::decode(p.0)) {
+                if let (Some(id), Some(&k)) = (textures.get(p.index), first.get(p.index)) {
+                    add(id.index(), p.lod + k);
+                }
+            }
+        } else {
+            // the glTF pass's index is the slot, its lod of the full chain
+            for which in [MaterialTexture::BaseColor, MaterialTexture::Normal] {
+                let (target, size) = (&self.target.view, self.target.size);
+                self.registered
+                    .render_material_ids(g, target, size, view, &self.streamer, which);
+                let ids = self.target.read(g)?;
+                for p in ids.pixels().filter_map(|p| TexturePixel::decode(p.0)) {
+                    add(p.index, p.lod);
+                }
+            }
         }
         let slots = acc
             .into_iter()

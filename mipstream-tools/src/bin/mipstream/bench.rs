@@ -87,7 +87,7 @@ pub(crate) struct BenchArgs {
     /// The strategies to run, comma separated (`full` always runs: it makes
     /// the reference pictures): uniform_bias, distance_only, unity_budget,
     /// unreal_pool, mipstream, mipstream_geometric, mipstream_feedback (GPU feedback),
-    /// mipstream_oracle (exact feedback of each frame: box scenes).
+    /// mipstream_oracle (exact feedback of each frame, from an id pass).
     /// Default: all but mipstream_feedback, mipstream_oracle and
     /// mipstream_geometric (which `--error-model both` adds).
     #[arg(long, value_delimiter = ',')]
