@@ -27,8 +27,8 @@
 //! switch's old copy), and a step that does not fit is routed round to the
 //! best state that does, so a state needing much room never hides one
 //! needing none (the state held now). Measured against [`exact_fit`] with
-//! growth room on 200 random small cases (`plan::tests`): optimal in 195,
-//! mean gap 0.075% of the tails-only error, worst 7.2% and never more than
+//! growth room on 200 random small cases (`plan::tests`): optimal in 196,
+//! mean gap 0.074% of the tails-only error, worst 7.2% and never more than
 //! one step (a hull over bytes alone, with no way round, left 30.6%).
 
 use std::cmp::Ordering;
@@ -212,29 +212,31 @@ impl Fitter {
         used
     }
 
-    /// A texture can be trapped in a state that another of its states beats
-    /// on both bytes and error: it holds a finer level of the compact tier,
-    /// say, where a coarser level of the full tier shows less error in fewer
-    /// bytes. Moving there needs room for both copies for a moment, and the
-    /// greedy pass, which only adds bytes along each hull while the room
-    /// grows with what it has chosen, never frees the room it takes: others
-    /// would have to give up a little first. So for the largest rooms such
-    /// moves need (at most [`UNTRAP_ROOMS`], most error removed first), this
-    /// fits again with that room set aside from the start (the problem
-    /// [`exact_fit`] solves room by room: only states needing at most the
-    /// room, their bytes within the rest) and keeps whichever plan shows
-    /// less error. No trapped texture (the usual case): one pass over the
-    /// chosen states.
+    /// The room trap. Growing a texture (or a mesh) needs room beside the
+    /// plan for a moment: the new copy is made while the old one is still
+    /// bound. The greedy pass charges a step the room it raises, so a large
+    /// growth is rarely worth its room in one frame, and the pass never
+    /// frees room it has spent: others would have to give up a little
+    /// first. A texture filling the screen can then stay a level coarser
+    /// for as long as it fills it (Sponza at 960x540 and a quarter of its
+    /// working set: `sponza_column_c_spec` at level 2 for 40 frames, the
+    /// plan up to 47% above the integer optimum). So for the largest rooms
+    /// that better states the pass ruled out need (at most
+    /// [`UNTRAP_ROOMS`], most error removed first), this fits again with
+    /// that room set aside from the start (the problem [`exact_fit`]
+    /// solves room by room: only states needing at most the room, their
+    /// bytes within the rest) and keeps whichever plan shows less error.
+    /// Nothing ruled out (the usual case): one pass over the chosen states.
     ///
-    /// Only a state beaten on bytes and error is a trap: holding it is worse
-    /// in every frame after the move. Refitting for any better state whose
-    /// room the pass ruled out (a large growth) brings each plan closer to
-    /// the frame's optimum (Sponza at half its working set: the knapsack
-    /// certificate's gap 1.07% to 0.15% mean, 27.9% to 5.9% worst) but took
-    /// FlightHelmet from 48.57 to
-    /// 46.87 dB at half its working set: the plan makes room for a large
-    /// texture by dropping mesh LODs, which then need room to come back
-    /// that no later frame's plan is worth giving (docs/error-model.md, The certificate).
+    /// A refit does not dig a deeper trap than the one it escapes: a
+    /// resident state whose bytes (what regrowing it would need beside the
+    /// plan) exceed the room the refit makes is not given up for it. Without
+    /// that, a refit for a texture's growth dropped one of FlightHelmet's
+    /// meshes a LOD (`RubberWood_low`, 528 KiB at LOD 1), which no later
+    /// frame found room to regrow: 48.57 to 46.99 dB at half its working
+    /// set (1280x720, lockstep). Before, the refit was only for a state
+    /// beaten on both bytes and error, and an earlier attempt at refitting
+    /// for any ruled-out state measured 46.87 there for this reason.
     fn untrap(
         &mut self,
         chains: &[Candidate],
@@ -256,10 +258,7 @@ impl Fitter {
                 // a better state this plan's room rules out (or one it
                 // could have for fewer bytes), which fits beside the others'
                 // bases with its room
-                if s.error < now.error
-                    && s.bytes <= now.bytes
-                    && bases - chain[0].bytes + s.bytes + s.grow <= budget
-                {
+                if s.error < now.error && bases - chain[0].bytes + s.bytes + s.grow <= budget {
                     rooms.push((now.error - s.error, s.grow));
                 }
             }
@@ -287,18 +286,44 @@ impl Fitter {
             for t in 0..offsets.len().saturating_sub(1) {
                 let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
                 let Some(&base) = chain.first() else { continue };
-                self.retry_chains.extend(chain.iter().map(|c| {
-                    let c = if c.grow <= room { *c } else { base };
-                    Candidate { grow: 0, ..c }
-                }));
+                let r = sticky.get(t).map_or(0, |s| s.resident).min(chain.len() - 1);
+                // a resident state whose regrowth would need more room than
+                // this refit makes is not given up for it
+                let keep = chain[r].bytes > room;
+                let floor = if keep { chain[r] } else { base };
+                self.retry_chains
+                    .extend(chain.iter().enumerate().map(|(i, c)| {
+                        let c = if (keep && i < r) || c.grow > room {
+                            floor
+                        } else {
+                            *c
+                        };
+                        Candidate { grow: 0, ..c }
+                    }));
             }
             let alt_used = retry.pass(&self.retry_chains, offsets, sticky, budget - room, &mut alt);
-            let error = error_of(&alt);
+            // a state that stood in for its floor is the floor
+            for (t, a) in alt.iter_mut().enumerate() {
+                let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
+                let r = sticky
+                    .get(t)
+                    .map_or(0, |s| s.resident)
+                    .min(chain.len().max(1) - 1);
+                let keep = chain.get(r).is_some_and(|c| c.bytes > room);
+                let i = *a as usize;
+                if (keep && i < r) || chain.get(i).is_some_and(|c| c.grow > room) {
+                    *a = if keep { r as u32 } else { 0 };
+                }
+            }
             let alt_room = (0..alt.len())
                 .map(|t| chains[offsets[t] as usize + alt[t] as usize].grow)
                 .max()
                 .unwrap_or(0);
-            if error < best && alt_used + alt_room <= budget {
+            if alt_used + alt_room > budget {
+                continue;
+            }
+            let error = error_of(&alt);
+            if error < best {
                 best = error;
                 used = alt_used;
                 std::mem::swap(choice, &mut alt);
