@@ -709,8 +709,11 @@ fn held_assets(s: &Streamer) -> (Vec<(u32, mipstream::Tier)>, Vec<u32>) {
 /// other levels in at least a quarter of the textures and of the meshes
 /// after a plain settle, and after `settle_canonical` holds every texture
 /// level and tier and every mesh LOD a fresh one settles to, and draws the
-/// same picture (two scene radii away, half the way from the tails to what
-/// the view wants: the flights tried leave history there on both backends).
+/// same picture (two scene radii away, a third of the way from the tails
+/// to what the view wants: there the flight leaves history on both
+/// backends; at half the way, where it did before the fit made room for
+/// growths the greedy pass ruled out, the plain settle now lands on all
+/// but one texture and two meshes of the fresh streamer's levels).
 #[test]
 fn settle_canonical_forgets_a_flight_with_meshes() {
     let (mut probe, probe_scene) = helmet_streamer(512 << 20);
@@ -718,7 +721,7 @@ fn settle_canonical_forgets_a_flight_with_meshes() {
     let wanted = probe.wanted_bytes(&[view]);
     let tails = probe.report().tail_bytes;
     drop(probe);
-    let budget = tails + (wanted - tails) / 2;
+    let budget = tails + (wanted - tails) / 3;
     let g = common::gpu();
     let mut renderer = MeshRenderer::new(&g.device, &g.queue, wgpu::TextureFormat::Rgba8UnormSrgb);
 
