@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 48 item 5's grid: annotated Sponza, 25% and 50% of the working set,
 # three resolutions, lockstep, 300 frames; measured vs geometric, and Unreal's pool
-# (docs/results.md, "The error models across resolutions"). About 15 minutes
+# (docs/results.md, "Against the geometric model at three sizes"). About 15 minutes
 # on lavapipe. Output: target/grid-sponza-<size>.{txt,json}.
 #   benches/sponza_grid.sh
 set -euo pipefail

@@ -98,8 +98,9 @@ pub struct PlannerOptions {
     pub mesh_error_px: f32,
     /// How a texture's visible error is judged: by the geometric model, or
     /// by its measured loss where it carries one ([`crate::loss`]). Default:
-    /// [`LossModel::Measured`], at or above the geometric model at 10 of the
-    /// benchmark's 12 scene and budget points (docs/results.md); textures
+    /// [`LossModel::Measured`], at or above the geometric model, or within
+    /// 0.1 dB of it, at 10 of the benchmark's 12 scene and budget points
+    /// (docs/results.md); textures
     /// without a measured loss are judged geometrically either way.
     pub error_model: LossModel,
     /// Certify every plan: compute a lower bound on the error any plan
