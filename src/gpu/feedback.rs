@@ -53,6 +53,13 @@ pub struct SlotFeedback {
     pub regions: u64,
 }
 
+impl SlotFeedback {
+    /// The finest level sampled: the finest lod floored, 0 where magnified.
+    pub fn finest_level(&self) -> u32 {
+        self.finest_lod.floor().max(0.0) as u32
+    }
+}
+
 /// One frame's feedback.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FeedbackFrame {

@@ -94,7 +94,7 @@ pub fn region_bytes(
     let (bw, bh) = format.block_dimensions();
     let tile = tile_texels(format);
     // the finest band: levels no coarser than the finest lod sampled
-    let band = sampled.finest_lod.floor().max(0.0) as u32;
+    let band = sampled.finest_level();
     for level in first_level..first_level + level_count {
         let w = crate::container::mip_extent(width, level);
         let h = crate::container::mip_extent(height, level);

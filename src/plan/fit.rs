@@ -122,6 +122,9 @@ pub(crate) struct Fitter {
     retry: Option<Box<Fitter>>,
     retry_chains: Vec<Candidate>,
     retry_choice: Vec<u32>,
+    /// Per chain, the state a refit's states below it (or needing more
+    /// room than it sets aside) stand in for.
+    retry_floors: Vec<u32>,
 }
 
 impl Fitter {
@@ -283,18 +286,21 @@ impl Fitter {
             // becomes its chain's base (never chosen over it), the others
             // need none beyond the room set aside
             self.retry_chains.clear();
+            self.retry_floors.clear();
             for t in 0..offsets.len().saturating_sub(1) {
                 let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
-                let Some(&base) = chain.first() else { continue };
-                let r = sticky.get(t).map_or(0, |s| s.resident).min(chain.len() - 1);
                 // a resident state whose regrowth would need more room than
-                // this refit makes is not given up for it
-                let keep = chain[r].bytes > room;
-                let floor = if keep { chain[r] } else { base };
+                // this refit makes is not given up for it: it is the floor
+                let r = sticky.get(t).map_or(0, |s| s.resident);
+                let floor = match chain.get(r) {
+                    Some(c) if c.bytes > room => r,
+                    _ => 0,
+                };
+                self.retry_floors.push(floor as u32);
                 self.retry_chains
                     .extend(chain.iter().enumerate().map(|(i, c)| {
-                        let c = if (keep && i < r) || c.grow > room {
-                            floor
+                        let c = if i < floor || c.grow > room {
+                            chain[floor]
                         } else {
                             *c
                         };
@@ -304,15 +310,12 @@ impl Fitter {
             let alt_used = retry.pass(&self.retry_chains, offsets, sticky, budget - room, &mut alt);
             // a state that stood in for its floor is the floor
             for (t, a) in alt.iter_mut().enumerate() {
-                let chain = &chains[offsets[t] as usize..offsets[t + 1] as usize];
-                let r = sticky
-                    .get(t)
-                    .map_or(0, |s| s.resident)
-                    .min(chain.len().max(1) - 1);
-                let keep = chain.get(r).is_some_and(|c| c.bytes > room);
-                let i = *a as usize;
-                if (keep && i < r) || chain.get(i).is_some_and(|c| c.grow > room) {
-                    *a = if keep { r as u32 } else { 0 };
+                let floor = self.retry_floors[t];
+                let grow = chains
+                    .get(offsets[t] as usize + *a as usize)
+                    .map_or(0, |c| c.grow);
+                if *a < floor || grow > room {
+                    *a = floor;
                 }
             }
             let alt_room = (0..alt.len())

@@ -3,16 +3,20 @@
 
 use image::RgbaImage;
 use mipstream::gpu::regions::{region_bytes, RegionBytes};
-use mipstream::streamer::Streamer;
+use mipstream::streamer::{Streamer, TextureReport};
 
 /// What the textures the streamer's newest GPU feedback saw hold, whole and
 /// as their sampled regions' tiles ([`mipstream::gpu::regions`]): the
 /// feedback is of the frame drawn before the update, the levels those the
-/// update left resident. `None` without feedback.
-pub(crate) fn feedback_region_bytes(streamer: &Streamer) -> Option<RegionBytes> {
+/// update left resident (`textures`: its report's rows). `None` without
+/// feedback.
+pub(crate) fn feedback_region_bytes(
+    streamer: &Streamer,
+    textures: &[TextureReport],
+) -> Option<RegionBytes> {
     let feedback = streamer.latest_feedback()?;
     let mut sum = RegionBytes::default();
-    for t in &streamer.report().textures {
+    for t in textures {
         let Some(Some(seen)) = feedback.slots.get(t.id.index()) else {
             continue;
         };

@@ -549,8 +549,9 @@ impl Run<'_> {
         self.memory_peak = self
             .memory_peak
             .max(DeviceMemory::read(&g.device).minus(self.baseline));
+        let report = self.streamer.report();
         let mut record = FrameRecord {
-            resident: self.streamer.report().totals.accounted(),
+            resident: report.totals.accounted(),
             uploaded: stats.upload_bytes,
             update_ms: stats.update_time.as_secs_f64() * 1e3,
             certificate_ms: stats.certificate_time.as_secs_f64() * 1e3,
@@ -559,7 +560,7 @@ impl Run<'_> {
             gpu_bytes,
             feedback_textures: stats.feedback_textures,
             region_bytes: (self.strategy == Strategy::MipstreamFeedback)
-                .then(|| super::metrics::feedback_region_bytes(&self.streamer))
+                .then(|| super::metrics::feedback_region_bytes(&self.streamer, &report.textures))
                 .flatten(),
             ..Default::default()
         };

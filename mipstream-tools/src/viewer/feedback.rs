@@ -68,7 +68,7 @@ pub(crate) fn rows(
                 plan_level: t.wanted,
                 plan_pixels: t.coverage,
                 gpu: seen.map(|s| GpuSample {
-                    level: (s.finest_lod.floor().max(0.0) as u32).min(t.levels.saturating_sub(1)),
+                    level: s.finest_level().min(t.levels.saturating_sub(1)),
                     finest_lod: s.finest_lod,
                     mean_lod: s.mean_lod,
                     pixels: s.pixels,
