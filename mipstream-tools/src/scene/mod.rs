@@ -222,14 +222,25 @@ fn cook_one(spec: &textures::Spec, path: &Path) -> Result<(), SceneError> {
         ..Default::default()
     };
     let bytes = mipstream::cook::cook_image(spec.name, &image, &opts)?;
-    // write then rename, so an interrupted cook never leaves a half file
-    let tmp = path.with_extension("tmp");
-    let io = |source| SceneError::Cache {
+    write_atomically(path, &bytes).map_err(|source| SceneError::Cache {
         path: path.display().to_string(),
         source,
-    };
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    })
+}
+
+/// Writes `bytes` to a temporary file of its own, then renames it over
+/// `path`: an interrupted cook never leaves a half file, and two cooks of the
+/// same file at once (two tests, two processes sharing a cache) each rename a
+/// whole file of their own, where one shared temporary name let the second
+/// rename find the first one had already moved it.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("{}-{n}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// A texture's class from its file name (see [`BuiltinScene::from_texture_dir`]).
@@ -328,6 +339,27 @@ mod tests {
         assert_eq!(c("sponza_arch_bump.ktx2"), TextureClass::Data);
         assert_eq!(c("vase_plant_mask.ktx2"), TextureClass::Data);
         assert_eq!(c("Helmet_Normal.ktx2"), TextureClass::Normal);
+    }
+
+    #[test]
+    fn cooks_of_the_same_file_at_once_each_leave_a_whole_file() {
+        let dir = std::env::temp_dir().join(format!("mipstream-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("00-race.ktx2");
+        let bytes = vec![7u8; 1 << 16];
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        write_atomically(&path, &bytes).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "temporary files left behind: {left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
