@@ -83,7 +83,13 @@ fn dumped_plans_are_certified_and_the_reported_gap_is_the_exact_one() {
         let (plan, lp, opt) = (num("plan_error"), num("lp_value"), num("optimum"));
         let eps = 1e-9 * plan.max(1.0);
         assert!(f["proven"].as_bool().unwrap(), "{f}");
-        assert!(lp <= opt + eps && opt <= plan + eps, "{f}");
+        assert!(lp <= opt + eps, "{f}");
+        // a plan that keeps the fit's locks is one the optimum ranges over
+        if f["plan_keeps_locks"].as_bool().unwrap() {
+            assert!(opt <= plan + eps, "{f}");
+        }
+        // dropping the locks never makes the best plan worse
+        assert!(num("free_optimum") <= opt + eps, "{f}");
         // the streamer certified with the exact bound: its gap is this one
         let reported = num("reported_lp_gap");
         assert!((reported - num("lp_gap")).abs() <= 1e-3, "{f}");
@@ -130,9 +136,29 @@ fn a_plan_above_the_optimum_is_shown_so_and_an_empty_folder_is_an_error() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let f = &v["frames"][0];
     assert_eq!(f["optimum"].as_f64(), Some(7.0));
+    // nothing locked: the free optimum is the same
+    assert_eq!(f["free_optimum"].as_f64(), Some(7.0));
+    assert_eq!(f["plan_keeps_locks"].as_bool(), Some(true));
     assert!((f["optimum_gap"].as_f64().unwrap() - 4.0 / 11.0).abs() < 1e-12);
     // the LP may split a step: below the optimum, never above
     assert!(f["lp_value"].as_f64().unwrap() <= 7.0);
+    // both chains change state: the first up, the second down
+    let changes = f["changes"].as_array().unwrap();
+    let pairs: Vec<_> = changes
+        .iter()
+        .map(|c| {
+            (
+                c["chain"].as_u64(),
+                c["plan"].as_u64(),
+                c["optimum"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [(Some(0), Some(0), Some(1)), (Some(1), Some(1), Some(0))],
+        "{f}"
+    );
 
     let empty = common::output_dir().join("certify-empty");
     std::fs::create_dir_all(&empty).unwrap();

@@ -5,11 +5,17 @@
 //! rooms of each room's LP relaxation, the streamer's `fit_gap_lp` bound) and the integer
 //! optimum, solved exactly.
 //!
-//! The integer optimum is the problem the certificate bounds: one state per
-//! chain, the chosen bytes plus the largest chosen growth room within the
-//! budget, least total error. Stickiness (the keep bonus, locked states) is
-//! left out, as in the certificate: a plan that keeps what it holds for
-//! stability shows that price in its gap. Method: for each room `R` (0 and
+//! The integer optimum is the problem the fit solves: one state per chain,
+//! the chosen bytes plus the largest chosen growth room within the budget,
+//! least total error, and a locked chain (a state loaded too recently to
+//! give up, [`FitProblem::locked`]) never below the state it holds, as the
+//! fit keeps it whenever every locked state fits beside the others'
+//! cheapest ([`FitProblem::locks_hold`]). The keep bonus, a preference and
+//! not a constraint, is left out: a plan that keeps what it holds for
+//! stability shows that price in its gap. What the locks themselves cost is
+//! the distance to the free optimum, the same problem without them
+//! ([`Certified::free_optimum`]); the LP value, like the streamer's
+//! certificate, has no locks either. Method: for each room `R` (0 and
 //! each distinct growth room, ascending), a depth-first branch and bound over
 //! the chains, bounded at every node by the exact LP relaxation of what is
 //! left (the greedy over the remaining chains' lower convex hulls), with the
@@ -118,6 +124,33 @@ impl FitProblem {
         (flat, offsets)
     }
 
+    /// Whether the fit keeps the locked states: every one of them fits
+    /// beside the other chains' cheapest states, with the growth room those
+    /// need (the fit's own test, `fit::locks_fit`).
+    pub fn locks_hold(&self) -> bool {
+        let (mut bytes, mut room, mut any) = (0u64, 0u64, false);
+        for (i, chain) in self.chains.iter().enumerate() {
+            let locked = self.locked.get(i).copied().unwrap_or(false);
+            any |= locked;
+            let at = if locked { self.resident[i] as usize } else { 0 };
+            if let Some(s) = chain.get(at).or(chain.first()) {
+                bytes = bytes.saturating_add(s.bytes);
+                room = room.max(s.grow);
+            }
+        }
+        any && bytes.saturating_add(room) <= self.budget
+    }
+
+    /// Whether `choice` keeps every locked chain at or above the state it
+    /// holds (true when the locks do not hold: then nothing is kept).
+    pub fn keeps_locks(&self, choice: &[u32]) -> bool {
+        !self.locks_hold()
+            || (0..self.chains.len()).all(|i| {
+                !self.locked.get(i).copied().unwrap_or(false)
+                    || choice.get(i).is_some_and(|&k| k >= self.resident[i])
+            })
+    }
+
     /// Whether the chosen states fit as the fit must keep them: their bytes
     /// plus the largest chosen growth room within the budget.
     pub fn choice_fits(&self) -> bool {
@@ -141,14 +174,21 @@ pub struct Certified {
     /// The LP value (the exact certificate), fixed error included; `None`
     /// when not even the cheapest states fit.
     pub lp_value: Option<f64>,
-    /// The integer optimum, fixed error included (the best plan found when
-    /// `proven` is false).
+    /// The integer optimum of the fit's problem (locks kept), fixed error
+    /// included (the best plan found when `proven` is false).
     pub optimum: Option<f64>,
     /// The state per chain of that optimum.
     pub optimum_choice: Vec<u32>,
-    /// Whether the search finished, so `optimum` is the optimum.
+    /// The integer optimum without the locks: below `optimum` by what
+    /// keeping recently loaded states costs (the same when nothing is
+    /// locked or the locks do not hold).
+    pub free_optimum: Option<f64>,
+    /// Whether the plan keeps the locks ([`FitProblem::keeps_locks`]); a
+    /// plan that does not is not among the plans `optimum` ranges over.
+    pub plan_keeps_locks: bool,
+    /// Whether both searches finished, so the optima are exact.
     pub proven: bool,
-    /// Nodes the search visited.
+    /// Nodes the searches visited.
     pub nodes: u64,
 }
 
@@ -156,6 +196,12 @@ impl Certified {
     /// How far the plan is above the optimum, as a share of the plan's error.
     pub fn optimum_gap(&self) -> Option<f64> {
         self.optimum.map(|o| share(self.plan_error, o))
+    }
+
+    /// How far the plan is above the free optimum (no locks), as a share
+    /// of the plan's error: the optimum gap plus what the locks cost.
+    pub fn free_optimum_gap(&self) -> Option<f64> {
+        self.free_optimum.map(|o| share(self.plan_error, o))
     }
 
     /// How far the plan is above the LP value, as a share of the plan's
@@ -173,25 +219,42 @@ fn share(plan: f64, bound: f64) -> f64 {
     }
 }
 
-/// Solves `problem` (see the module docs) within `node_limit` nodes.
+/// Solves `problem` (see the module docs) within `node_limit` nodes per
+/// search (two when locks hold: with them and without).
 pub fn certify(problem: &FitProblem, node_limit: u64) -> Certified {
     let (flat, offsets) = problem.packed();
     let lp_value =
         super::bound::lp_bound(&flat, &offsets, problem.budget).map(|v| v + problem.fixed_error);
-    let mut search = Search::new(problem, node_limit);
-    // the plan itself fits: the first incumbent
-    if problem.choice_fits() {
-        let error = problem
-            .chains
-            .iter()
-            .zip(&problem.choice)
-            .map(|(c, &k)| c[k as usize].error)
-            .sum::<f64>();
-        search.best = Some((error, problem.choice.clone()));
-    }
-    search.run();
-    let proven = search.nodes <= node_limit;
-    let (optimum, optimum_choice) = match search.best {
+    let locks = problem.locks_hold();
+    let plan_keeps_locks = problem.keeps_locks(&problem.choice);
+    let solve = |locks: bool, seed: Option<&(f64, Vec<u32>)>| {
+        let mut search = Search::new(problem, node_limit, locks);
+        // the plan itself, where it is one of the plans searched: the
+        // first incumbent
+        if problem.choice_fits() && (!locks || plan_keeps_locks) {
+            let error = problem
+                .chains
+                .iter()
+                .zip(&problem.choice)
+                .map(|(c, &k)| c[k as usize].error)
+                .sum::<f64>();
+            search.best = Some((error, problem.choice.clone()));
+        }
+        // (a plan with the locks kept is one without them too)
+        if let Some(s) = seed.filter(|s| search.best.as_ref().is_none_or(|b| s.0 < b.0)) {
+            search.best = Some(s.clone());
+        }
+        search.run();
+        (search.best, search.nodes)
+    };
+    let (best, nodes) = solve(locks, None);
+    let (free, free_nodes) = if locks {
+        solve(false, best.as_ref())
+    } else {
+        (best.clone(), 0)
+    };
+    let proven = nodes <= node_limit && free_nodes <= node_limit;
+    let (optimum, optimum_choice) = match best {
         Some((e, c)) => (Some(e + problem.fixed_error), c),
         None => (None, Vec::new()),
     };
@@ -200,8 +263,10 @@ pub fn certify(problem: &FitProblem, node_limit: u64) -> Certified {
         lp_value,
         optimum,
         optimum_choice,
+        free_optimum: free.map(|(e, _)| e + problem.fixed_error),
+        plan_keeps_locks,
         proven,
-        nodes: search.nodes,
+        nodes: nodes + free_nodes,
     }
 }
 
@@ -211,6 +276,8 @@ struct Search<'a> {
     limit: u64,
     nodes: u64,
     best: Option<(f64, Vec<u32>)>,
+    /// Whether locked chains keep their resident state or finer.
+    locks: bool,
 }
 
 /// A state in a room: its index in the chain, bytes, error.
@@ -231,12 +298,13 @@ struct Room {
 }
 
 impl<'a> Search<'a> {
-    fn new(problem: &'a FitProblem, limit: u64) -> Self {
+    fn new(problem: &'a FitProblem, limit: u64, locks: bool) -> Self {
         Self {
             problem,
             limit,
             nodes: 0,
             best: None,
+            locks,
         }
     }
 
@@ -248,7 +316,7 @@ impl<'a> Search<'a> {
         rooms.sort_unstable();
         rooms.dedup();
         for r in rooms {
-            let Some(room) = Room::new(self.problem, r) else {
+            let Some(room) = Room::new(self.problem, r, self.locks) else {
                 continue;
             };
             let cap = self.problem.budget - r;
@@ -319,13 +387,18 @@ fn tolerance(x: f64) -> f64 {
 }
 
 impl Room {
-    fn new(problem: &FitProblem, room: u64) -> Option<Self> {
+    fn new(problem: &FitProblem, room: u64, locks: bool) -> Option<Self> {
         let mut chains = Vec::with_capacity(problem.chains.len());
         for (i, chain) in problem.chains.iter().enumerate() {
+            // a locked chain keeps its state or a finer one
+            let floor = match problem.locked.get(i) {
+                Some(true) if locks => problem.resident[i] as usize,
+                _ => 0,
+            };
             let mut states: Vec<RoomState> = chain
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| s.grow <= room)
+                .filter(|(k, s)| s.grow <= room && *k >= floor)
                 .map(|(k, s)| (k as u32, s.bytes, s.error))
                 .collect();
             if states.is_empty() {
@@ -513,6 +586,123 @@ mod tests {
         }
         // the relaxation is not the optimum itself on most of them
         assert!(lp_below > 100, "{lp_below}");
+    }
+
+    fn candidates(chains: &[Vec<State>]) -> Vec<Vec<Candidate>> {
+        chains
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|s| Candidate {
+                        bytes: s.bytes,
+                        error: s.error,
+                        grow: s.grow,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn locked_chains_keep_their_state_in_the_optimum_and_the_free_one_drops_them() {
+        let (mut locked_cases, mut priced) = (0, 0);
+        for seed in 0..300 {
+            let mut p = problem(seed, 2 + (seed % 7) as usize, 6);
+            // lock about a third of the chains at a random state
+            let mut x = seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
+            for (i, chain) in p.chains.iter().enumerate() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                p.resident[i] = (x % chain.len() as u64) as u32;
+                p.locked[i] = x % 3 == 0;
+            }
+            let c = certify(&p, 10_000_000);
+            assert!(c.proven, "seed {seed}");
+            let free = super::super::fit::exact_fit(&candidates(&p.chains), p.budget);
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+            assert!(
+                close(c.free_optimum.unwrap_or(-1.0), free.map_or(-1.0, |f| f.0)),
+                "seed {seed}"
+            );
+            if !p.locks_hold() {
+                assert_eq!(c.optimum, c.free_optimum, "seed {seed}");
+                continue;
+            }
+            locked_cases += 1;
+            // the locked problem: each locked chain starts at its state
+            let cut: Vec<Vec<State>> = p
+                .chains
+                .iter()
+                .enumerate()
+                .map(|(i, chain)| match p.locked[i] {
+                    true => chain[p.resident[i] as usize..].to_vec(),
+                    false => chain.clone(),
+                })
+                .collect();
+            let exact = super::super::fit::exact_fit(&candidates(&cut), p.budget);
+            assert!(
+                close(
+                    c.optimum.unwrap_or(-1.0),
+                    exact.as_ref().map_or(-1.0, |e| e.0)
+                ),
+                "seed {seed}: {:?} vs {exact:?}",
+                c.optimum
+            );
+            assert!(p.keeps_locks(&c.optimum_choice), "seed {seed}");
+            let (o, f) = (c.optimum.unwrap(), c.free_optimum.unwrap());
+            assert!(f <= o + 1e-9 * o.max(1.0), "seed {seed}");
+            priced += usize::from(f < o - 1e-9 * o);
+        }
+        // the locks hold on many cases and cost something on some
+        assert!(locked_cases > 50 && priced > 10, "{locked_cases} {priced}");
+    }
+
+    #[test]
+    fn a_plan_that_keeps_a_lock_is_optimal_for_the_fit_and_the_lock_has_a_price() {
+        let state = |bytes, error| State {
+            bytes,
+            error,
+            grow: 0,
+        };
+        // the first chain holds its fine state, locked; the optimum without
+        // the lock gives it up for the second chain's fine state
+        let p = FitProblem {
+            budget: 80,
+            chains: vec![
+                vec![state(10, 3.0), state(50, 1.0)],
+                vec![state(10, 20.0), state(50, 2.0)],
+            ],
+            resident: vec![1, 0],
+            locked: vec![true, false],
+            choice: vec![1, 0],
+            plan_error: 21.0,
+            ..FitProblem::default()
+        };
+        assert!(p.locks_hold() && p.keeps_locks(&p.choice));
+        let c = certify(&p, 1000);
+        assert_eq!(c.optimum, Some(21.0));
+        assert_eq!(c.optimum_gap(), Some(0.0));
+        assert_eq!(c.free_optimum, Some(5.0));
+        assert!((c.free_optimum_gap().unwrap() - 16.0 / 21.0).abs() < 1e-12);
+        // a plan that breaks the lock is not among those the optimum ranges
+        // over, and says so
+        let broken = FitProblem {
+            choice: vec![0, 1],
+            plan_error: 5.0,
+            ..p.clone()
+        };
+        let c = certify(&broken, 1000);
+        assert!(!c.plan_keeps_locks);
+        assert_eq!(c.optimum, Some(21.0));
+        assert_eq!(c.free_optimum, Some(5.0));
+        // locks that do not fit together bind nothing
+        let tight = FitProblem {
+            budget: 55,
+            ..p.clone()
+        };
+        assert!(!tight.locks_hold());
+        assert_eq!(certify(&tight, 1000).optimum, Some(23.0));
     }
 
     #[test]
