@@ -357,29 +357,14 @@ impl Fitter {
             return;
         }
         let bytes_err = |t: usize, i: u32| chains[offsets[t] as usize + i as usize];
-        // each texture's last taken step: (gain per byte, texture, previous
-        // index), back along the hull, or from a state off it (where a
-        // detour went round a state that did not fit) back to the hull
-        // state below it
+        // each texture's last taken hull step: (gain per byte, texture, previous index)
         let mut removable: Vec<(f64, usize, u32)> = Vec::new();
         for (t, &chosen) in choice.iter().enumerate() {
             let hull = self.hull_of(t);
-            let now = bytes_err(t, chosen);
-            let below = match hull.iter().position(|&i| i == chosen) {
-                Some(h) => h.checked_sub(1).map(|h| hull[h]),
-                None => hull
-                    .iter()
-                    .copied()
-                    .filter(|&i| {
-                        let c = bytes_err(t, i);
-                        c.bytes < now.bytes && c.error > now.error
-                    })
-                    .max_by_key(|&i| bytes_err(t, i).bytes),
-            };
-            if let Some(prev) = below {
-                let (a, b) = (bytes_err(t, prev), now);
+            if let Some(h) = hull.iter().position(|&i| i == chosen).filter(|&h| h > 0) {
+                let (a, b) = (bytes_err(t, hull[h - 1]), bytes_err(t, hull[h]));
                 let s = sticky.get(t).copied().unwrap_or_default();
-                let kept = chosen as usize <= s.resident;
+                let kept = hull[h] as usize <= s.resident;
                 if kept && s.locked && self.locks {
                     continue; // never given up voluntarily
                 }
@@ -387,7 +372,7 @@ impl Fitter {
                 removable.push((
                     bonus * (a.error - b.error) / (b.bytes - a.bytes).max(1) as f64,
                     t,
-                    prev,
+                    hull[h - 1],
                 ));
             }
         }
@@ -410,11 +395,14 @@ impl Fitter {
             let room = self.max_grow().max(b.grow);
             // bytes to free so the step and its growth room fit
             let need = (*used + (b.bytes - a.bytes) + room).saturating_sub(budget);
-            // undo the cheapest steps per byte until one more would free
-            // enough; that last one is whichever step frees the rest for
-            // the least error (the cheapest per byte may free far more
-            // than is left to free, at a large loss)
-            let undo_of = |t: usize, prev: u32| {
+            let (mut freed, mut loss, mut undo) = (0u64, 0.0, Vec::new());
+            for &(_, t, prev) in &removable {
+                if freed >= need {
+                    break;
+                }
+                if t == u || touched[t] {
+                    continue;
+                }
                 let (now, back) = (bytes_err(t, choice[t]), bytes_err(t, prev));
                 let s = sticky.get(t).copied().unwrap_or_default();
                 let bonus = if choice[t] as usize <= s.resident {
@@ -422,37 +410,8 @@ impl Fitter {
                 } else {
                     1.0
                 };
-                (now.bytes - back.bytes, bonus * (back.error - now.error))
-            };
-            let (mut freed, mut loss, mut undo) = (0u64, 0.0, Vec::new());
-            let open: Vec<(usize, u32)> = removable
-                .iter()
-                .filter(|r| r.1 != u && !touched[r.1])
-                .map(|r| (r.1, r.2))
-                .collect();
-            for (k, &(t, prev)) in open.iter().enumerate() {
-                if freed >= need {
-                    break;
-                }
-                let (bytes, lost) = undo_of(t, prev);
-                if freed + bytes >= need {
-                    let rest = need - freed;
-                    let (t, prev, bytes, lost) = open[k..]
-                        .iter()
-                        .map(|&(t, prev)| {
-                            let (b, l) = undo_of(t, prev);
-                            (t, prev, b, l)
-                        })
-                        .filter(|c| c.2 >= rest)
-                        .min_by(|x, y| x.3.total_cmp(&y.3))
-                        .unwrap_or((t, prev, bytes, lost));
-                    freed += bytes;
-                    loss += lost;
-                    undo.push((t, prev));
-                    break;
-                }
-                freed += bytes;
-                loss += lost;
+                freed += now.bytes - back.bytes;
+                loss += bonus * (back.error - now.error);
                 undo.push((t, prev));
             }
             if freed >= need && loss < a.error - b.error {
