@@ -666,3 +666,43 @@ fn a_tiny_upload_benchmark_stages_on_the_loaders_only_when_asked() {
     let err = bench_uploads(&nowhere, |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("--groups"), "{err}");
 }
+
+/// `--min-residency-frames` reaches the budget fit's planner, is named in
+/// its setting and in the JSON, and leaves the engine rules alone.
+#[test]
+fn the_minimum_residency_is_an_option_of_the_budget_fit() {
+    let opts = BenchOptions {
+        frames: 8,
+        quality_every: 4,
+        size: glam::UVec2::new(160, 90),
+        budget_fraction: 0.3,
+        strategies: vec![Strategy::Full, Strategy::UnrealPool, Strategy::Mipstream],
+        lockstep: true,
+        min_residency_frames: Some(0),
+        cache_dir: common::repo().join("target/mipstream-cache"),
+        frame_pause: Duration::from_millis(1),
+        ..Default::default()
+    };
+    let r = bench::run(&opts, |_| {}).unwrap();
+    assert_eq!(r.min_residency_frames, 0);
+    let setting = |s: Strategy| {
+        r.strategies
+            .iter()
+            .find(|x| x.strategy == s)
+            .unwrap()
+            .setting
+            .clone()
+    };
+    assert!(
+        setting(Strategy::Mipstream).ends_with("min residency 0"),
+        "{}",
+        setting(Strategy::Mipstream)
+    );
+    assert!(!setting(Strategy::UnrealPool).contains("residency"));
+    assert_eq!(r.to_json()["min_residency_frames"], 0);
+    // the default is the planner's
+    assert_eq!(
+        BenchOptions::default().min_residency_frames(),
+        mipstream::plan::PlannerOptions::default().min_residency_frames
+    );
+}

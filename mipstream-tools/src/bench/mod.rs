@@ -232,6 +232,10 @@ pub struct BenchOptions {
     /// measured, the planner's (`mipstream_geometric` always uses the
     /// geometric one: beside a measured `mipstream`, the comparison).
     pub error_model: mipstream::plan::LossModel,
+    /// Frames a newly resident state of the budget-fit strategies is kept
+    /// before it may be given up ([`mipstream::plan::PlannerOptions::min_residency_frames`]);
+    /// `None`: the planner's default. Default: `None`.
+    pub min_residency_frames: Option<u64>,
     /// Lockstep: after every frame, wait for the loads it asked for
     /// ([`Streamer::finish_loads`]), and start from
     /// [`Streamer::settle_canonical`]: every run of the same options gives
@@ -251,6 +255,15 @@ pub struct BenchOptions {
     /// strategies') into this folder, one JSON file per frame, for
     /// `mipstream certify`. Default: none.
     pub dump_plans: Option<PathBuf>,
+}
+
+impl BenchOptions {
+    /// The budget-fit strategies' minimum residency: the option, or the
+    /// planner's default.
+    pub fn min_residency_frames(&self) -> u64 {
+        self.min_residency_frames
+            .unwrap_or_else(|| mipstream::plan::PlannerOptions::default().min_residency_frames)
+    }
 }
 
 impl Default for BenchOptions {
@@ -274,6 +287,7 @@ impl Default for BenchOptions {
             trace: None,
             strategies: Strategy::default_set(),
             error_model: mipstream::plan::LossModel::Measured,
+            min_residency_frames: None,
             lockstep: false,
             count_retiring: StreamerOptions::default().count_retiring,
             dump_plans: None,
@@ -514,6 +528,8 @@ pub struct BenchResult {
     pub strategies: Vec<StrategyResult>,
     /// The error model the `mipstream` strategy planned with.
     pub error_model: mipstream::plan::LossModel,
+    /// The budget-fit strategies' minimum residency, in frames.
+    pub min_residency_frames: u64,
     /// Whether it ran in lockstep ([`BenchOptions::lockstep`]).
     pub lockstep: bool,
     /// The books it ran on ([`BenchOptions::count_retiring`]).
@@ -674,6 +690,7 @@ pub fn run(
         sweep,
         sweep_frames,
         error_model: opts.error_model,
+        min_residency_frames: opts.min_residency_frames(),
         lockstep: opts.lockstep,
         count_retiring: opts.count_retiring,
     })

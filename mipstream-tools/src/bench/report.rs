@@ -117,6 +117,7 @@ impl BenchResult {
             "budget_bytes": self.budget_bytes,
             "budget_basis": self.budget_basis.key(),
             "error_model": self.error_model.key(),
+            "min_residency_frames": self.min_residency_frames,
             "lockstep": self.lockstep,
             "count_retiring": self.count_retiring,
             "working_set_bytes": self.working_set_bytes,

@@ -260,6 +260,7 @@ fn open_streamer(ctx: &Ctx<'_>, strategy: Strategy, budget: u64) -> Streamer {
                 // the benchmark's plans are few dozen textures: certify them
                 // against the integer problem too (update times include it)
                 knapsack_certificate: true,
+                min_residency_frames: opts.min_residency_frames(),
                 // the feedback strategy plans on what the GPU samples
                 fuse_feedback: matches!(
                     strategy,
@@ -282,7 +283,7 @@ fn set_policy(
     registered: &Registered,
 ) -> String {
     let opts = ctx.opts;
-    match strategy {
+    let setting = match strategy {
         Strategy::Full => {
             streamer.set_policy(Policy::UniformBias { bias: 0 });
             "all levels".to_string()
@@ -332,6 +333,10 @@ fn set_policy(
                 opts.error_model.key()
             )
         }
+    };
+    match opts.min_residency_frames {
+        Some(n) if setting.starts_with("budget fit") => format!("{setting}, min residency {n}"),
+        _ => setting,
     }
 }
 

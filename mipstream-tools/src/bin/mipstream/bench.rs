@@ -84,6 +84,12 @@ pub(crate) struct BenchArgs {
     /// beside it).
     #[arg(long, default_value = "measured", value_parser = ["measured", "geometric", "both"])]
     error_model: String,
+    /// Frames a newly loaded level of the budget-fit strategies is kept
+    /// (locked) before it may be given up while its views still want it;
+    /// default: the planner's (30). `mipstream certify` shows what the
+    /// locks cost per frame.
+    #[arg(long)]
+    min_residency_frames: Option<u64>,
     /// The strategies to run, comma separated (`full` always runs: it makes
     /// the reference pictures): uniform_bias, distance_only, unity_budget,
     /// unreal_pool, mipstream, mipstream_geometric, mipstream_feedback (GPU feedback),
@@ -201,6 +207,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         lockstep: args.lockstep,
         count_retiring: !args.release_at_once,
         dump_plans: args.dump_plans.clone(),
+        min_residency_frames: args.min_residency_frames,
         error_model: if args.error_model == "geometric" {
             mipstream::plan::LossModel::Geometric
         } else {
