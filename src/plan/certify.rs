@@ -24,7 +24,16 @@
 //! `node_limit` nodes and then says the optimum is not proven (what it
 //! returns is then the best plan found, an upper bound).
 
-use super::fit::Candidate;
+use super::fit::{Candidate, Stickiness};
+
+/// A state as the fit takes it.
+fn candidate(s: &State) -> Candidate {
+    Candidate {
+        bytes: s.bytes,
+        error: s.error,
+        grow: s.grow,
+    }
+}
 
 /// One state of a chain, as the fit saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -114,11 +123,7 @@ impl FitProblem {
         let mut flat = Vec::new();
         let mut offsets = vec![0u32];
         for c in &self.chains {
-            flat.extend(c.iter().map(|s| Candidate {
-                bytes: s.bytes,
-                error: s.error,
-                grow: s.grow,
-            }));
+            flat.extend(c.iter().map(candidate));
             offsets.push(flat.len() as u32);
         }
         (flat, offsets)
@@ -128,17 +133,15 @@ impl FitProblem {
     /// beside the other chains' cheapest states, with the growth room those
     /// need (the fit's own test, `fit::locks_fit`).
     pub fn locks_hold(&self) -> bool {
-        let (mut bytes, mut room, mut any) = (0u64, 0u64, false);
-        for (i, chain) in self.chains.iter().enumerate() {
-            let locked = self.locked.get(i).copied().unwrap_or(false);
-            any |= locked;
-            let at = if locked { self.resident[i] as usize } else { 0 };
-            if let Some(s) = chain.get(at).or(chain.first()) {
-                bytes = bytes.saturating_add(s.bytes);
-                room = room.max(s.grow);
-            }
-        }
-        any && bytes.saturating_add(room) <= self.budget
+        let (flat, offsets) = self.packed();
+        let sticky: Vec<Stickiness> = (0..self.chains.len())
+            .map(|i| Stickiness {
+                resident: self.resident.get(i).map_or(0, |&r| r as usize),
+                locked: self.locked.get(i).copied().unwrap_or(false),
+                ..Stickiness::default()
+            })
+            .collect();
+        super::fit::locks_fit(&flat, &offsets, &sticky, self.budget)
     }
 
     /// Whether `choice` keeps every locked chain at or above the state it
@@ -541,20 +544,7 @@ mod tests {
             let p = problem(seed, 2 + (seed % 7) as usize, 6);
             let c = certify(&p, 10_000_000);
             assert!(c.proven, "seed {seed}");
-            let chains: Vec<Vec<Candidate>> = p
-                .chains
-                .iter()
-                .map(|c| {
-                    c.iter()
-                        .map(|s| Candidate {
-                            bytes: s.bytes,
-                            error: s.error,
-                            grow: s.grow,
-                        })
-                        .collect()
-                })
-                .collect();
-            let exact = super::super::fit::exact_fit(&chains, p.budget).map(|e| e.0);
+            let exact = super::super::fit::exact_fit(&candidates(&p.chains), p.budget).map(|e| e.0);
             match (exact, c.optimum) {
                 (Some(e), Some(o)) => assert!(
                     (e - o).abs() <= 1e-9 * e.max(1.0),
@@ -591,15 +581,7 @@ mod tests {
     fn candidates(chains: &[Vec<State>]) -> Vec<Vec<Candidate>> {
         chains
             .iter()
-            .map(|c| {
-                c.iter()
-                    .map(|s| Candidate {
-                        bytes: s.bytes,
-                        error: s.error,
-                        grow: s.grow,
-                    })
-                    .collect()
-            })
+            .map(|c| c.iter().map(candidate).collect())
             .collect()
     }
 

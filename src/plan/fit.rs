@@ -631,7 +631,12 @@ impl Fitter {
 /// the lesser states of the textures that happened to be locked. In the
 /// viewer, a budget cut to a quarter of the view's working set gave a plan
 /// 63% above the LP bound this way, and the settled picture kept it.)
-fn locks_fit(chains: &[Candidate], offsets: &[u32], sticky: &[Stickiness], budget: u64) -> bool {
+pub(crate) fn locks_fit(
+    chains: &[Candidate],
+    offsets: &[u32],
+    sticky: &[Stickiness],
+    budget: u64,
+) -> bool {
     let (mut bytes, mut room) = (0u64, 0u64);
     let mut any = false;
     for t in 0..offsets.len().saturating_sub(1) {
