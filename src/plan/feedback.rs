@@ -21,6 +21,17 @@
 //! box hidden for seconds fades to what the GPU sees, and a wall seen in
 //! full is judged by its real pixels at once.
 //!
+//! The feedback is of an earlier frame than the one planned, and it is set
+//! against the CPU's prediction for that same frame (the CPU's sums of the
+//! plans of the last few updates are kept): the GPU corrects what the CPU
+//! gets wrong at one moment, and the CPU carries what changed since (the
+//! camera moved, its look-ahead). The sampled pixels are scaled by how the
+//! CPU's coverage grew since the feedback's frame and its lods shifted by
+//! how the CPU's did. Without that, a floor the camera flies towards was
+//! judged by the pixels it had a frame before, and it got its level 0
+//! four frames later than the CPU alone gave it (annotated Sponza at its
+//! whole working set, frames 186 to 195: CHANGELOG.md, 2026-12-07).
+//!
 //! - a texture the CPU has nothing for but the GPU sampled (the CPU's
 //!   boxes missed it, or judged it coarse enough for the tail) takes the
 //!   GPU's numbers;
@@ -37,6 +48,7 @@
 
 use super::density::TextureNeedSum;
 use super::{Planner, Policy};
+use std::collections::VecDeque;
 
 /// Frames after the newest feedback's frame beyond which it is ignored.
 /// Chosen, not tuned: a renderer a few frames behind still counts, one that
@@ -72,6 +84,14 @@ pub(crate) struct FeedbackMemory {
     share: Vec<f32>,
     /// The newest feedback frame folded into `share`.
     folded: Option<u64>,
+    /// The CPU's own sums of the last plans, by the update whose views
+    /// they were made from (oldest first): the feedback of frame `f` is
+    /// compared with the CPU's prediction for frame `f`, and the CPU's
+    /// change since then carried over.
+    history: VecDeque<(u64, Vec<TextureNeedSum>)>,
+    /// The update whose views the next plan is made from, when it is not
+    /// the plan's frame (a plan made ahead).
+    views_frame: Option<u64>,
 }
 
 impl FeedbackMemory {
@@ -91,6 +111,25 @@ impl FeedbackMemory {
         *self = Self::default();
     }
 
+    /// Keeps the CPU's sums of the plan made from the views of update
+    /// `views` (the feedback of that frame is compared with them), and
+    /// drops those too old for any feedback that still counts.
+    fn remember(&mut self, sums: &[TextureNeedSum], views: u64) {
+        // those of this update or a later one (made again, or a settle
+        // went back) and those too old go; their vectors are reused
+        let mut kept = Vec::new();
+        while let Some(i) = self
+            .history
+            .iter()
+            .position(|h| h.0 >= views || h.0 + STALE_AFTER + 1 < views)
+        {
+            kept = self.history.remove(i).map(|h| h.1).unwrap_or_default();
+        }
+        kept.clear();
+        kept.extend_from_slice(sums);
+        self.history.push_back((views, kept));
+    }
+
     /// Whether feedback counts at frame `now`.
     pub(crate) fn active(&self, now: u64) -> bool {
         self.frame
@@ -100,7 +139,18 @@ impl FeedbackMemory {
     /// Fuses the memory into the CPU's sums (texture slot `t` at
     /// `sums[t + 1]`) for a plan at frame `now`; the first plan after a
     /// new feedback frame folds it into the remembered shares.
+    ///
+    /// The feedback of frame `f` is set against the CPU's prediction for
+    /// frame `f` (kept from the plan made from its views): the GPU corrects
+    /// what the CPU gets wrong at one moment (what hides a box, a box's
+    /// nearest point), the CPU carries what changed since (the camera
+    /// moved, its look-ahead). So the sampled pixels are scaled by how the
+    /// CPU's coverage changed since `f`, and the sampled lods shifted by
+    /// how its lods did; feedback of the very frame planned (an oracle)
+    /// is taken as it is.
     pub(crate) fn fuse(&mut self, sums: &mut [TextureNeedSum], now: u64) {
+        let views = self.views_frame.take().unwrap_or(now);
+        self.remember(sums, views);
         if !self.active(now) {
             return;
         }
@@ -118,6 +168,7 @@ impl FeedbackMemory {
             1.0
         };
         self.folded = Some(newest);
+        let past = self.history.iter().find(|h| h.0 == newest).map(|h| &h.1);
         for (slot, sum) in sums.iter_mut().skip(1).enumerate() {
             let seen = self.newest.get(slot).copied().flatten();
             let share = &mut self.share[slot];
@@ -136,28 +187,40 @@ impl FeedbackMemory {
                 }
                 continue;
             }
+            let typical = sum.lod_sum / sum.coverage;
+            // the CPU's prediction at the feedback's frame; where it had the
+            // texture in no view then, its prediction of now
+            let then = past
+                .and_then(|p| p.get(slot + 1))
+                .filter(|p| p.coverage > 0.0 && p.visible_lod.is_finite())
+                .copied()
+                .unwrap_or(*sum);
+            let growth = sum.coverage / then.coverage;
             let pixels = seen.map_or(0.0, |s| s.pixels);
             if fold {
-                let observed = (pixels / sum.coverage).min(1.0);
+                let observed = (pixels / then.coverage).min(1.0);
                 *share = observed.max(*share * decay);
             }
-            let typical = sum.lod_sum / sum.coverage;
-            let unsampled = (sum.coverage * *share - pixels).max(0.0);
-            let coverage = pixels + unsampled;
+            // what the GPU would sample now, had it seen the CPU's change
+            let sampled = pixels * growth;
+            let unsampled = (sum.coverage * *share - sampled).max(0.0);
+            let coverage = sampled + unsampled;
             let Some(s) = seen else {
                 // none of it sampled: the CPU's lods, its remembered share
                 sum.coverage = coverage;
                 sum.lod_sum = unsampled * typical;
                 continue;
             };
+            let finest = s.lod + (sum.visible_lod - then.visible_lod);
+            let mean = s.mean_lod + (typical - then.lod_sum / then.coverage);
             let hidden = if coverage > 0.0 {
                 unsampled / coverage
             } else {
                 0.0
             };
-            sum.visible_lod = s.lod + hidden * (sum.visible_lod - s.lod).min(0.0);
+            sum.visible_lod = finest + hidden * (sum.visible_lod - finest).min(0.0);
             sum.coverage = coverage;
-            sum.lod_sum = pixels * s.mean_lod + unsampled * typical;
+            sum.lod_sum = sampled * mean + unsampled * typical;
         }
     }
 }
@@ -168,6 +231,15 @@ impl Planner {
     /// is fresh. An older frame than one taken changes nothing.
     pub fn take_feedback(&mut self, frame: u64, slots: &[Option<Sampled>]) {
         self.feedback.take(frame, slots);
+    }
+
+    /// Says which update's views the next plan is made from, when that is
+    /// not the plan's frame (a plan made ahead, for the next update, from
+    /// this one's views): GPU feedback is numbered by the update it drew,
+    /// and the fusion sets it against the CPU's prediction from the same
+    /// views.
+    pub fn views_of_update(&mut self, update: u64) {
+        self.feedback.views_frame = Some(update);
     }
 
     /// Whether the plan at `frame` fuses GPU feedback.
@@ -334,6 +406,67 @@ mod tests {
         let f = run(&mut m, 11..=11, &[sampled(0.0, 1.0, 60_000.0), None], &cpu);
         assert_eq!(f[0][1], offscreen);
         assert_eq!(f[0][2], TextureNeedSum::default(), "neither saw it");
+    }
+
+    /// 100 frames of a wall the CPU has at lod 2 over 10,000 pixels, of
+    /// which the GPU samples half (a column hides the rest) at finest lod
+    /// 2.5, mean 3: the remembered share comes down to a half.
+    fn half_hidden_wall() -> (FeedbackMemory, TextureNeedSum) {
+        let mut m = FeedbackMemory::default();
+        let wall = sum(2.0, 10_000.0, 2.5);
+        let f = run(
+            &mut m,
+            1..=100,
+            &[sampled(2.5, 3.0, 5000.0)],
+            &[TextureNeedSum::default(), wall],
+        );
+        assert!((f[99][1].coverage - 5000.0).abs() < 10.0, "{:?}", f[99][1]);
+        (m, wall)
+    }
+
+    #[test]
+    fn the_gpu_corrects_the_cpu_of_its_own_frame_and_the_cpu_carries_the_motion() {
+        let (mut m, _) = half_hidden_wall();
+        // frame 101: the camera came closer (the CPU: lod 1, 40,000
+        // pixels); the newest feedback is still frame 100's
+        let mut sums = vec![TextureNeedSum::default(), sum(1.0, 40_000.0, 1.5)];
+        m.fuse(&mut sums, 101);
+        let t = sums[1];
+        // half of what the CPU predicts now, not the 5,000 pixels of before
+        assert!((t.coverage - 20_000.0).abs() < 50.0, "{t:?}");
+        // the GPU's lods moved as the CPU's did since frame 100
+        assert!((t.visible_lod - 1.5).abs() < 1e-3, "{t:?}");
+        assert!((typical(&t) - 2.0).abs() < 1e-2, "{t:?}");
+    }
+
+    #[test]
+    fn a_plan_made_ahead_is_set_against_the_views_it_was_made_from() {
+        let (mut m, _) = half_hidden_wall();
+        // the plan for update 102 made ahead from update 101's views (the
+        // CPU: lod 1, 40,000 pixels), then the GPU's feedback of 101 (20,000
+        // pixels at lod 1.5, mean 2), then the plan for 103 from 102's views
+        // (lod 0, 80,000 pixels)
+        m.views_frame = Some(101);
+        m.fuse(
+            &mut [TextureNeedSum::default(), sum(1.0, 40_000.0, 1.5)],
+            102,
+        );
+        m.take(101, &[sampled(1.5, 2.0, 20_000.0)]);
+        m.views_frame = Some(102);
+        let mut sums = vec![TextureNeedSum::default(), sum(0.0, 80_000.0, 0.5)];
+        m.fuse(&mut sums, 103);
+        // set against 101's CPU sums: twice the pixels, a level finer
+        assert!((sums[1].coverage - 40_000.0).abs() < 100.0, "{:?}", sums[1]);
+        assert!((sums[1].visible_lod - 0.5).abs() < 1e-3, "{:?}", sums[1]);
+        // and the memory keeps no more frames than feedback can be old
+        for f in 104..140 {
+            m.fuse(&mut [TextureNeedSum::default(), sum(0.0, 1.0, 0.5)], f);
+        }
+        assert!(
+            m.history.len() <= STALE_AFTER as usize + 2,
+            "{}",
+            m.history.len()
+        );
     }
 
     #[test]

@@ -137,6 +137,7 @@ fn plan(planner: &mut Planner, i: &PlanInputs) {
     if let Some((frame, slots)) = &i.feedback {
         planner.take_feedback(*frame, slots);
     }
+    planner.views_of_update(i.taken_at);
     planner.plan_with_meshes(&i.views, i.budget, &i.resident, &i.meshes, i.frame);
 }
 
