@@ -201,8 +201,13 @@ impl FeedbackMemory {
                 let observed = (pixels / then.coverage).min(1.0);
                 *share = observed.max(*share * decay);
             }
-            // what the GPU would sample now, had it seen the CPU's change
-            let sampled = pixels * growth;
+            // what the GPU would sample now, had it seen the CPU's change:
+            // between what it sampled and what the CPU predicts now, never
+            // beyond both (a box entering the view from a sliver, or one
+            // the CPU's boxes under-predicted, does not multiply the GPU's
+            // count)
+            let sampled =
+                (pixels * growth).clamp(pixels.min(sum.coverage), pixels.max(sum.coverage));
             let unsampled = (sum.coverage * *share - sampled).max(0.0);
             let coverage = sampled + unsampled;
             let Some(s) = seen else {
@@ -211,8 +216,19 @@ impl FeedbackMemory {
                 sum.lod_sum = unsampled * typical;
                 continue;
             };
-            let finest = s.lod + (sum.visible_lod - then.visible_lod);
-            let mean = s.mean_lod + (typical - then.lod_sum / then.coverage);
+            // the GPU's lods moved as the CPU's did, again between the
+            // GPU's and the CPU's of now
+            let between = |gpu: f32, moved: f32, cpu: f32| moved.clamp(gpu.min(cpu), gpu.max(cpu));
+            let finest = between(
+                s.lod,
+                s.lod + (sum.visible_lod - then.visible_lod),
+                sum.visible_lod,
+            );
+            let mean = between(
+                s.mean_lod,
+                s.mean_lod + (typical - then.lod_sum / then.coverage),
+                typical,
+            );
             let hidden = if coverage > 0.0 {
                 unsampled / coverage
             } else {
