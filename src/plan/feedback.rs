@@ -456,6 +456,24 @@ mod tests {
     }
 
     #[test]
+    fn the_carried_estimate_stays_between_the_gpus_and_the_cpus() {
+        let mut m = FeedbackMemory::default();
+        // frame 1: the CPU has a sliver of a box (10 pixels, lod 4); the GPU
+        // sampled 3,000 pixels of it (the CPU's box under-predicts) at lod
+        // 1; frame 2: the CPU has it over 50,000 pixels at lod 0
+        m.fuse(&mut [TextureNeedSum::default(), sum(4.0, 10.0, 4.0)], 1);
+        m.take(1, &[sampled(1.0, 2.0, 3000.0)]);
+        let mut sums = vec![TextureNeedSum::default(), sum(0.0, 50_000.0, 1.0)];
+        m.fuse(&mut sums, 2);
+        // not 3,000 times 5,000: no more than the CPU predicts now
+        assert!((sums[1].coverage - 50_000.0).abs() < 1.0, "{:?}", sums[1]);
+        // the lod shifted by the CPU's four levels would be -3: it stops
+        // at the CPU's 0
+        assert_eq!(sums[1].visible_lod, 0.0, "{:?}", sums[1]);
+        assert!((typical(&sums[1]) - 1.0).abs() < 1e-4, "{:?}", sums[1]);
+    }
+
+    #[test]
     fn a_plan_made_ahead_is_set_against_the_views_it_was_made_from() {
         let (mut m, _) = half_hidden_wall();
         // the plan for update 102 made ahead from update 101's views (the
