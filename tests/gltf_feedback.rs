@@ -72,16 +72,26 @@ fn draw(r: &mut MeshRenderer, view: &View, draws: &[MeshDraw<'_>]) {
 
 /// Records what the draws so far reported, waits for the GPU (a test may;
 /// `update` never does) and returns what the next update took.
+/// (The map is reported at a poll after the GPU ran the copy; where it
+/// comes after the update's own, the next update takes it: taking the
+/// frame before's again made a test see one frame's pixels twice.)
 fn take(s: &mut Streamer, view: &View) -> FeedbackFrame {
     let g = common::gpu();
     let mut encoder = g.device.create_command_encoder(&Default::default());
+    let recorded = s.frame();
     assert!(s.record_feedback(&mut encoder), "a readback buffer is free");
     g.queue.submit([encoder.finish()]);
-    g.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .expect("poll");
-    assert_eq!(s.update(std::slice::from_ref(view)).gpu_waits, 0);
-    s.latest_feedback().cloned().expect("feedback mapped")
+    for _ in 0..10 {
+        g.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+        assert_eq!(s.update(std::slice::from_ref(view)).gpu_waits, 0);
+        let f = s.latest_feedback().cloned().expect("feedback mapped");
+        if f.frame >= recorded {
+            return f;
+        }
+    }
+    panic!("the feedback of frame {recorded} was never mapped");
 }
 
 /// Every texture the feedback saw is one of the helmet's materials'
