@@ -427,7 +427,7 @@ mod tests {
     /// 100 frames of a wall the CPU has at lod 2 over 10,000 pixels, of
     /// which the GPU samples half (a column hides the rest) at finest lod
     /// 2.5, mean 3: the remembered share comes down to a half.
-    fn half_hidden_wall() -> (FeedbackMemory, TextureNeedSum) {
+    fn half_hidden_wall() -> FeedbackMemory {
         let mut m = FeedbackMemory::default();
         let wall = sum(2.0, 10_000.0, 2.5);
         let f = run(
@@ -437,12 +437,12 @@ mod tests {
             &[TextureNeedSum::default(), wall],
         );
         assert!((f[99][1].coverage - 5000.0).abs() < 10.0, "{:?}", f[99][1]);
-        (m, wall)
+        m
     }
 
     #[test]
     fn the_gpu_corrects_the_cpu_of_its_own_frame_and_the_cpu_carries_the_motion() {
-        let (mut m, _) = half_hidden_wall();
+        let mut m = half_hidden_wall();
         // frame 101: the camera came closer (the CPU: lod 1, 40,000
         // pixels); the newest feedback is still frame 100's
         let mut sums = vec![TextureNeedSum::default(), sum(1.0, 40_000.0, 1.5)];
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn a_plan_made_ahead_is_set_against_the_views_it_was_made_from() {
-        let (mut m, _) = half_hidden_wall();
+        let mut m = half_hidden_wall();
         // the plan for update 102 made ahead from update 101's views (the
         // CPU: lod 1, 40,000 pixels), then the GPU's feedback of 101 (20,000
         // pixels at lod 1.5, mean 2), then the plan for 103 from 102's views
