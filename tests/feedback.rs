@@ -107,8 +107,20 @@ fn targets(device: &wgpu::Device) -> Frame {
 /// Draws `draws` (pipeline, depth) in order into one pass, records the
 /// feedback and submits; returns whether a readback buffer was free.
 fn frame(streamer: &mut Streamer, frame: &Frame, draws: &[(&wgpu::RenderPipeline, f32)]) -> bool {
-    let g = common::gpu();
     let buffer = streamer.feedback_buffer().expect("feedback on").clone();
+    let mut encoder = encode(&buffer, frame, draws);
+    let recorded = streamer.record_feedback(&mut encoder);
+    common::gpu().queue.submit([encoder.finish()]);
+    recorded
+}
+
+/// The pass of [`frame`], its shaders reporting into `buffer`.
+fn encode(
+    buffer: &wgpu::Buffer,
+    frame: &Frame,
+    draws: &[(&wgpu::RenderPipeline, f32)],
+) -> wgpu::CommandEncoder {
+    let g = common::gpu();
     let mut encoder = g.device.create_command_encoder(&Default::default());
     let groups: Vec<wgpu::BindGroup> = draws
         .iter()
@@ -167,9 +179,7 @@ fn frame(streamer: &mut Streamer, frame: &Frame, draws: &[(&wgpu::RenderPipeline
             pass.draw(0..3, 0..1);
         }
     }
-    let recorded = streamer.record_feedback(&mut encoder);
-    g.queue.submit([encoder.finish()]);
-    recorded
+    encoder
 }
 
 fn streamer(slots: u32) -> Streamer {
@@ -289,6 +299,55 @@ fn the_readback_never_waits_skips_a_frame_when_behind_and_keeps_the_newest() {
     let newer = settle_feedback(&mut s);
     assert!(newer.frame > at);
     assert!(newer.slots[2].is_some() && newer.slots[3].is_none());
+}
+
+/// An engine whose render thread cannot borrow the streamer records through
+/// a recorder clone, with the frame number it drew: the same ring, so the
+/// streamer's update takes it, and the streamer's own recording finds the
+/// buffers the clone filled.
+#[test]
+fn a_recorder_on_the_render_thread_feeds_the_same_ring() {
+    let g = common::gpu();
+    let mut s = streamer(4);
+    let recorder = s.feedback_recorder().expect("feedback on");
+    assert!(
+        recorder.buffer() == s.feedback_buffer().unwrap(),
+        "one buffer"
+    );
+    let p = pipeline(
+        &g.device,
+        "mipstream_feedback(2u, uv, vec2<f32>(1024.0), 1.0, 0.0, p);",
+        true,
+    );
+    let f = targets(&g.device);
+    let drawn = s.update(&[]).frame;
+    let recorded: Vec<bool> = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                (0..3)
+                    .map(|_| {
+                        let mut encoder = encode(recorder.buffer(), &f, &[(&p, 0.5)]);
+                        let r = recorder.record(&mut encoder, drawn);
+                        g.queue.submit([encoder.finish()]);
+                        r
+                    })
+                    .collect()
+            })
+            .join()
+            .unwrap()
+    });
+    assert_eq!(recorded, [true; 3]);
+    assert!(
+        !frame(&mut s, &f, &[(&p, 0.5)]),
+        "the render thread's three frames hold the ring"
+    );
+    let fb = settle_feedback(&mut s);
+    assert_eq!(fb.frame, drawn);
+    assert!(fb.slots[2].is_some() && fb.slots[1].is_none(), "{fb:?}");
+    assert!(
+        frame(&mut s, &f, &[(&p, 0.5)]),
+        "taken: the ring is free again"
+    );
 }
 
 /// Feedback read some other way (an engine's own readback, the

@@ -14,7 +14,7 @@
 //! reports nothing (skipped), and feedback is as old as the GPU is behind.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The WGSL of `shaders/feedback.wgsl`, with `MIPSTREAM_FEEDBACK_GROUP` and
 /// `MIPSTREAM_FEEDBACK_BINDING` where the engine's bind group and binding go
@@ -110,13 +110,77 @@ struct RingBuffer {
     sequence: u64,
 }
 
+/// The ring's buffers and their order.
+#[derive(Debug)]
+struct Ring {
+    buffers: Vec<RingBuffer>,
+    recorded: u64,
+}
+
 /// The storage buffer the shaders write and the ring it is read back
 /// through.
 #[derive(Debug)]
 pub(crate) struct FeedbackRing {
+    recorder: FeedbackRecorder,
+}
+
+/// Records the readback of what the shaders reported, from wherever the
+/// engine records its frame: a clone of the streamer's own
+/// ([`crate::streamer::Streamer::feedback_recorder`]) for a render thread
+/// or render world that cannot borrow the streamer. Recording through it
+/// is what [`crate::streamer::Streamer::record_feedback`] does, with the
+/// frame number passed in.
+#[derive(Debug, Clone)]
+pub struct FeedbackRecorder {
     storage: wgpu::Buffer,
-    ring: Vec<RingBuffer>,
-    recorded: u64,
+    ring: Arc<Mutex<Ring>>,
+}
+
+impl FeedbackRecorder {
+    /// The storage buffer the shaders write (bind it where
+    /// [`wgsl`]'s group and binding say).
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.storage
+    }
+
+    /// Records, after the engine's passes in `encoder`, the copy of what
+    /// its shaders reported into a free readback buffer and the clear for
+    /// the next frame; the copy is mapped once the GPU has run the
+    /// submission of `encoder`. `frame` is the streamer's
+    /// [`frame`](crate::streamer::Streamer::frame) of the update whose
+    /// views the passes drew. Returns false when every readback buffer
+    /// still waits for the GPU: the frame's feedback is cleared unread,
+    /// nothing waits.
+    pub fn record(&self, encoder: &mut wgpu::CommandEncoder, frame: u64) -> bool {
+        let mut ring = self.lock();
+        let ring = &mut *ring;
+        let free = ring
+            .buffers
+            .iter_mut()
+            .find(|r| r.state.load(Ordering::Acquire) == FREE);
+        let recorded = match free {
+            Some(r) => {
+                encoder.copy_buffer_to_buffer(&self.storage, 0, &r.buffer, 0, self.storage.size());
+                r.state.store(IN_FLIGHT, Ordering::Release);
+                r.frame = frame;
+                ring.recorded += 1;
+                r.sequence = ring.recorded;
+                let state = r.state.clone();
+                encoder.map_buffer_on_submit(&r.buffer, wgpu::MapMode::Read, .., move |done| {
+                    let to = if done.is_ok() { MAPPED } else { FAILED };
+                    state.store(to, Ordering::Release);
+                });
+                true
+            }
+            None => false,
+        };
+        encoder.clear_buffer(&self.storage, 0, None);
+        recorded
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Ring> {
+        self.ring.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl FeedbackRing {
@@ -132,7 +196,7 @@ impl FeedbackRing {
                 | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let ring = (0..RING)
+        let buffers = (0..RING)
             .map(|i| RingBuffer {
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(&format!("mipstream feedback readback {i}")),
@@ -145,58 +209,42 @@ impl FeedbackRing {
                 sequence: 0,
             })
             .collect();
-        Self {
-            storage,
-            ring,
+        let ring = Arc::new(Mutex::new(Ring {
+            buffers,
             recorded: 0,
+        }));
+        Self {
+            recorder: FeedbackRecorder { storage, ring },
         }
     }
 
     /// The buffer the shaders write.
     pub(crate) fn storage(&self) -> &wgpu::Buffer {
-        &self.storage
+        &self.recorder.storage
+    }
+
+    /// A handle that records into this ring from elsewhere.
+    pub(crate) fn recorder(&self) -> FeedbackRecorder {
+        self.recorder.clone()
     }
 
     /// GPU bytes: the storage buffer and the ring.
     pub(crate) fn bytes(&self) -> u64 {
-        self.storage.size() * (1 + RING as u64)
+        self.storage().size() * (1 + RING as u64)
     }
 
-    /// Records the copy of this frame's feedback into a free ring buffer
-    /// and the clear for the next frame, and has the buffer mapped once the
-    /// GPU has run the submission. Returns false when no ring buffer is
-    /// free (the GPU is behind): the frame's feedback is cleared unread.
+    /// See [`FeedbackRecorder::record`].
     pub(crate) fn record(&mut self, encoder: &mut wgpu::CommandEncoder, frame: u64) -> bool {
-        let free = self
-            .ring
-            .iter_mut()
-            .find(|r| r.state.load(Ordering::Acquire) == FREE);
-        let recorded = match free {
-            Some(r) => {
-                encoder.copy_buffer_to_buffer(&self.storage, 0, &r.buffer, 0, self.storage.size());
-                r.state.store(IN_FLIGHT, Ordering::Release);
-                r.frame = frame;
-                self.recorded += 1;
-                r.sequence = self.recorded;
-                let state = r.state.clone();
-                encoder.map_buffer_on_submit(&r.buffer, wgpu::MapMode::Read, .., move |done| {
-                    let to = if done.is_ok() { MAPPED } else { FAILED };
-                    state.store(to, Ordering::Release);
-                });
-                true
-            }
-            None => false,
-        };
-        encoder.clear_buffer(&self.storage, 0, None);
-        recorded
+        self.recorder.record(encoder, frame)
     }
 
     /// The newest mapped frame, if any buffer is mapped: every mapped
     /// buffer is read or dropped and goes back to the ring. Never waits.
     pub(crate) fn take_newest(&mut self) -> Option<FeedbackFrame> {
+        let mut ring = self.recorder.lock();
         let mut newest: Option<FeedbackFrame> = None;
-        let mut mapped: Vec<&mut RingBuffer> = self
-            .ring
+        let mut mapped: Vec<&mut RingBuffer> = ring
+            .buffers
             .iter_mut()
             .filter(|r| matches!(r.state.load(Ordering::Acquire), MAPPED | FAILED))
             .collect();

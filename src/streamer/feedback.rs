@@ -3,7 +3,7 @@
 //! takes the newest mapped frame without waiting ([`crate::gpu::feedback`]).
 
 use super::Streamer;
-use crate::gpu::feedback::{FeedbackFrame, FeedbackRing};
+use crate::gpu::feedback::{FeedbackFrame, FeedbackRecorder, FeedbackRing};
 use crate::plan::feedback::Sampled;
 
 impl Streamer {
@@ -24,6 +24,16 @@ impl Streamer {
     /// [`enable_feedback`](Self::enable_feedback) was called.
     pub fn feedback_buffer(&self) -> Option<&wgpu::Buffer> {
         self.gpu.feedback_ring().map(FeedbackRing::storage)
+    }
+
+    /// A handle that records the readback as
+    /// [`record_feedback`](Self::record_feedback) does, for a render thread
+    /// or render world that cannot borrow the streamer (it passes the
+    /// frame number itself), once [`enable_feedback`](Self::enable_feedback)
+    /// was called. Calling `enable_feedback` again makes a new ring: take a
+    /// new recorder then.
+    pub fn feedback_recorder(&self) -> Option<FeedbackRecorder> {
+        self.gpu.feedback_ring().map(FeedbackRing::recorder)
     }
 
     /// Records, after the engine's passes of this frame in `encoder`, the

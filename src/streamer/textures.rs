@@ -433,6 +433,12 @@ impl Streamer {
         })
     }
 
+    /// What the texture's file says of it: its full-resolution size
+    /// (`width`, `height`: what GPU feedback's `size` is), levels and format.
+    pub fn texture_info(&self, id: TextureId) -> Result<&crate::TextureInfo, StaleId> {
+        Ok(self.texture(id)?.file.info())
+    }
+
     /// Bytes the texture takes with every level resident in its full tier.
     pub fn full_bytes(&self, id: TextureId) -> Result<u64, StaleId> {
         Ok(self.texture(id)?.plan.bytes(0, Tier::Full))
