@@ -13,7 +13,7 @@
 //! Options: `--scene FILE` (a `scene.json` from `mipstream cook-gltf`, or a
 //! `.gltf`/`.glb`, cooked on first use into `target/mipstream-cache`),
 //! `--budget-mib N` (default 6), `--frames N`, `--size WxH`,
-//! `--screenshot FILE`, `--headless`, `--no-pipelining` (as in
+//! `--screenshot FILE`, `--headless`, `--feedback` (plan from GPU feedback), `--no-pipelining` (as in
 //! `sponza_boxes`: Bevy renders each frame before the next update).
 
 use bevy::prelude::*;
@@ -91,6 +91,7 @@ fn main() {
     ))
     .add_plugins(MipstreamPlugin {
         budget: c.budget_mib << 20,
+        feedback: c.feedback,
         ..default()
     });
     let target = shared::headless_target(&mut app, c);
@@ -206,6 +207,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         audit.meshes_not_drawable,
         audit.mesh_size_mismatches,
     );
+    shared::print_feedback(ms);
     if let Some(path) = &c.screenshot {
         shared::save_screenshot(&mut app, target, path);
     }

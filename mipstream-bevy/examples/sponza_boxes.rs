@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Options: `--budget-mib N` (default 6), `--frames N`, `--size WxH`,
-//! `--textures DIR`, `--screenshot FILE`, `--headless`, `--no-pipelining`
+//! `--textures DIR`, `--screenshot FILE`, `--headless`, `--feedback` (plan from GPU feedback), `--no-pipelining`
 //! (Bevy renders each frame before the next update instead of beside it; on
 //! lavapipe a submit holds wgpu's device locks for the whole software
 //! render, so with pipelining the plugin's `update` waits for it).
@@ -98,6 +98,7 @@ fn main() {
     )
     .add_plugins(MipstreamPlugin {
         budget: c.budget_mib << 20,
+        feedback: c.feedback,
         ..default()
     });
     let target = shared::headless_target(&mut app, c);
@@ -230,6 +231,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         "plugin per frame (main world, update included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms over {n} frames (all frames: max {all_max:.3} ms); render-world swap {:.3} ms per frame",
         audit.render_time.as_secs_f64() * 1e3 / audit.frames.max(1) as f64,
     );
+    shared::print_feedback(ms);
     if let Some(path) = &c.screenshot {
         shared::save_screenshot(&mut app, target, path);
     }

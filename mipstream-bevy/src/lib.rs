@@ -58,6 +58,13 @@
 //! - **Normal maps** register with [`mipstream::transcode::NormalLayout::RedGreen`]:
 //!   BC5 / EAC RG11 where the device has them, else RGBA8 holding (X, Y, Z),
 //!   which is what `StandardMaterial` reads on every device.
+//! - **GPU feedback** ([`MipstreamPlugin::feedback`], off by default):
+//!   each entity whose material samples a streamed image gets a child
+//!   drawing its [`FeedbackMaterial`] (a second draw in the transparent
+//!   phase that writes nothing and passes only where the frame kept its
+//!   depth, early test forced), so what Bevy's frames really sample, and
+//!   only what they show, reaches the plan a frame or two later; the
+//!   readback is recorded after Bevy's cameras without waiting.
 //! - **Diagnostics**: [`MipstreamDiagnostics`] paths in Bevy's
 //!   `DiagnosticsStore` (held and budget MiB, uploads, textures below what
 //!   the view wants) and [`Mipstream::report`] for everything else.
@@ -82,6 +89,7 @@
 //!   the last entity showing it despawns.
 
 mod diagnostics;
+mod feedback;
 mod loader;
 mod objects;
 mod render;
@@ -89,6 +97,7 @@ mod scene;
 mod views;
 
 pub use diagnostics::MipstreamDiagnostics;
+pub use feedback::{FeedbackDraw, FeedbackDrawOf, FeedbackMaterial, FeedbackParams};
 pub use loader::{ImageClass, StreamedImageLoader, StreamedImageSettings, StreamedLoadError};
 pub use render::{AuditCounts, BindingAudit};
 pub use scene::{spawn_streamed_scene, SceneSpawnError, SpawnStreamedScene, StreamedMesh};
@@ -115,6 +124,13 @@ pub struct MipstreamPlugin {
     pub upload_bytes_per_frame: u64,
     /// Loader threads transcoding levels (mipstream's `workers`).
     pub workers: usize,
+    /// Plan from what Bevy's frames really sample (GPU feedback fused with
+    /// the CPU's prediction; `PlannerOptions::fuse_feedback`): each entity
+    /// whose `StandardMaterial` samples a streamed image gets a child
+    /// drawing its feedback ([`FeedbackDraw`]). Off by default, as in
+    /// mipstream (see its docs/feedback.md for where fusion gains and
+    /// where it does not yet).
+    pub feedback: bool,
 }
 
 impl Default for MipstreamPlugin {
@@ -124,6 +140,7 @@ impl Default for MipstreamPlugin {
             budget: 256 << 20,
             upload_bytes_per_frame: o.upload_bytes_per_frame,
             workers: o.workers,
+            feedback: false,
         }
     }
 }
@@ -255,6 +272,9 @@ impl Plugin for MipstreamPlugin {
         app.insert_resource(StreamingBudget(self.budget));
         loader::build(app);
         diagnostics::build(app);
+        if self.feedback {
+            feedback::build(app);
+        }
     }
 
     fn finish(&self, app: &mut App) {
@@ -267,7 +287,7 @@ impl Plugin for MipstreamPlugin {
                  (with a GPU adapter: on Linux without one, install mesa-vulkan-drivers)"
             );
         };
-        let options = StreamerOptions {
+        let mut options = StreamerOptions {
             budget: Budget::Bytes(self.budget),
             upload_bytes_per_frame: self.upload_bytes_per_frame,
             workers: self.workers.max(1),
@@ -277,6 +297,7 @@ impl Plugin for MipstreamPlugin {
             mesh_storage: MeshStorage::Engine,
             ..Default::default()
         };
+        options.planner.fuse_feedback = self.feedback;
         let streamer = Streamer::try_with_options(device.wgpu_device(), queue, options)
             .unwrap_or_else(|e| panic!("mipstream settings: {e}"));
         loader::finish(app, streamer.preparer());
@@ -314,6 +335,7 @@ impl Plugin for MipstreamPlugin {
                     apply_budget,
                     update,
                     scene::draw_lods,
+                    feedback::sync.run_if(resource_exists::<feedback::FeedbackMaterials>),
                     invalidate_materials,
                     diagnostics::record,
                 )
@@ -321,6 +343,9 @@ impl Plugin for MipstreamPlugin {
                     .in_set(MipstreamSystems::Update),
             ),
         );
+        if self.feedback {
+            feedback::finish(app);
+        }
         let audit = BindingAudit::default();
         app.insert_resource(audit.clone());
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {

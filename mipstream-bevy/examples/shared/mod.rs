@@ -20,6 +20,8 @@ pub struct Common {
     pub budget_mib: u64,
     pub screenshot: Option<PathBuf>,
     pub pipelined: bool,
+    /// Plan from GPU feedback (`MipstreamPlugin::feedback`).
+    pub feedback: bool,
 }
 
 /// Prints the error and exits with status 2.
@@ -28,8 +30,8 @@ pub fn fail(m: String) -> ! {
     std::process::exit(2)
 }
 
-/// Parses the command line: `--headless`, `--no-pipelining`, `--frames N`,
-/// `--budget-mib N`, `--size WxH`, `--screenshot FILE`, and whatever
+/// Parses the command line: `--headless`, `--no-pipelining`, `--feedback`,
+/// `--frames N`, `--budget-mib N`, `--size WxH`, `--screenshot FILE`, and whatever
 /// `extra(option, value)` accepts (it returns false for an unknown option;
 /// `value()` takes the option's value).
 pub fn parse(
@@ -43,6 +45,7 @@ pub fn parse(
         budget_mib,
         screenshot: None,
         pipelined: true,
+        feedback: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -53,6 +56,7 @@ pub fn parse(
         match k.as_str() {
             "--headless" => a.headless = true,
             "--no-pipelining" => a.pipelined = false,
+            "--feedback" => a.feedback = true,
             "--frames" => {
                 a.frames = value()
                     .parse()
@@ -179,4 +183,21 @@ pub fn save_screenshot(app: &mut App, target: Handle<Image>, path: &std::path::P
     }
     assert!(path.is_file(), "the screenshot was not written");
     println!("wrote {}", path.display());
+}
+
+/// Prints what GPU feedback last told the streamer (with `--feedback`).
+pub fn print_feedback(ms: &mipstream_bevy::Mipstream) {
+    let stats = ms.frame_stats();
+    match (ms.streamer().latest_feedback(), stats.feedback_age) {
+        (Some(f), Some(age)) => println!(
+            "GPU feedback: frame {} ({age} updates old), {} textures sampled; the plan fuses it",
+            f.frame,
+            f.seen()
+        ),
+        (Some(f), None) => println!(
+            "GPU feedback: frame {}, too old to count at frame {}",
+            f.frame, stats.frame
+        ),
+        (None, _) => println!("GPU feedback: off (--feedback turns it on)"),
+    }
 }

@@ -86,7 +86,12 @@ pub fn harness_with(
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    let (mut app, target) = app(&dir, budget, size);
+    let plugin = MipstreamPlugin {
+        budget,
+        workers: 1,
+        ..default()
+    };
+    let (mut app, target) = app(&dir, plugin, size);
     app.add_systems(
         Startup,
         move |mut commands: Commands,
@@ -120,7 +125,7 @@ pub fn harness_with(
 #[derive(Component, Debug)]
 pub struct TestCamera;
 
-fn camera(target: &Handle<Image>, eye: Vec3) -> impl Bundle {
+pub fn camera(target: &Handle<Image>, eye: Vec3) -> impl Bundle {
     (
         Camera3d::default(),
         bevy::camera::RenderTarget::Image(target.clone().into()),
@@ -135,7 +140,12 @@ fn camera(target: &Handle<Image>, eye: Vec3) -> impl Bundle {
 /// `SpawnStreamedScene`) lit by one light, from `eye` towards the origin.
 pub fn scene_harness(scene: PathBuf, budget: u64, size: UVec2, eye: Vec3) -> Harness {
     let dir = scene.parent().unwrap().to_path_buf();
-    let (mut app, target) = app(&dir, budget, size);
+    let plugin = MipstreamPlugin {
+        budget,
+        workers: 1,
+        ..default()
+    };
+    let (mut app, target) = app(&dir, plugin, size);
     app.add_systems(Startup, move |mut commands: Commands| {
         commands.spawn(camera(&target, eye));
         commands.spawn((
@@ -150,9 +160,13 @@ pub fn scene_harness(scene: PathBuf, budget: u64, size: UVec2, eye: Vec3) -> Har
     finish(app, size)
 }
 
-/// The app with its asset root at `asset_dir`, the plugin at `budget`, and
-/// the `size` render target every frame is read back from.
-fn app(asset_dir: &std::path::Path, budget: u64, size: UVec2) -> (App, Handle<Image>) {
+/// The app with its asset root at `asset_dir`, `plugin`, and the `size`
+/// render target every frame is read back from.
+pub fn app(
+    asset_dir: &std::path::Path,
+    plugin: MipstreamPlugin,
+    size: UVec2,
+) -> (App, Handle<Image>) {
     require_vulkan();
     let mut app = App::new();
     app.add_plugins(
@@ -176,11 +190,7 @@ fn app(asset_dir: &std::path::Path, budget: u64, size: UVec2) -> (App, Handle<Im
                 ..default()
             }),
     )
-    .add_plugins(MipstreamPlugin {
-        budget,
-        workers: 1,
-        ..default()
-    });
+    .add_plugins(plugin);
     let mut image = Image::new_target_texture(size.x, size.y, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     image.asset_usage = RenderAssetUsages::RENDER_WORLD;
@@ -189,7 +199,8 @@ fn app(asset_dir: &std::path::Path, budget: u64, size: UVec2) -> (App, Handle<Im
     (app, target)
 }
 
-fn finish(mut app: App, size: UVec2) -> Harness {
+/// The app finished, with every frame read back.
+pub fn finish(mut app: App, size: UVec2) -> Harness {
     let captures = Captures::default();
     let render = app.sub_app_mut(RenderApp);
     render

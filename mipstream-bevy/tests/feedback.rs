@@ -1,0 +1,243 @@
+//! GPU feedback through the plugin, in Bevy's own render world on lavapipe:
+//! what Bevy's frames sample reaches the streamer, hidden surfaces report
+//! nothing, and the plan follows it.
+
+mod common;
+
+use bevy::prelude::*;
+use common::Quad;
+use mipstream::TextureId;
+use mipstream_bevy::{FeedbackDrawOf, MipstreamPlugin};
+use std::sync::{Mutex, MutexGuard};
+
+/// One Bevy app at a time (each holds a lavapipe device and its threads).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const SIZE: UVec2 = UVec2::new(512, 288);
+const EYE: f32 = 2.7;
+
+/// The plugin's test wall (four quads, 2 x 1.125 units each, filling the
+/// view from `EYE` units away, quads 0 to 3) and the same four quads a
+/// third of a unit behind it (quads 4 to 7): in the view's frustum, their
+/// boxes nine tenths the size of the wall's on screen, and hidden by it.
+/// Each quad has a texture of its own.
+fn wall_and_hidden(feedback: bool, budget: u64) -> (MutexGuard<'static, ()>, common::Harness) {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let textures = common::builtin_textures();
+    let dir = textures[0].parent().unwrap().to_path_buf();
+    let names: Vec<String> = textures[..8]
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let plugin = MipstreamPlugin {
+        budget,
+        workers: 1,
+        feedback,
+        ..default()
+    };
+    let (mut app, target) = common::app(&dir, plugin, SIZE);
+    app.add_systems(
+        Startup,
+        move |mut commands: Commands,
+              assets: Res<AssetServer>,
+              mut meshes: ResMut<Assets<Mesh>>,
+              mut materials: ResMut<Assets<StandardMaterial>>| {
+            commands.spawn(common::camera(&target, Vec3::new(0.0, 0.0, EYE)));
+            let quad = meshes.add(Rectangle::new(2.0, 1.125));
+            for (i, name) in names.iter().enumerate() {
+                let material = materials.add(StandardMaterial {
+                    base_color_texture: Some(assets.load(name.clone())),
+                    unlit: true,
+                    ..default()
+                });
+                let j = i % 4;
+                let (x, y) = ((j % 2) as f32 * 2.0 - 1.0, (j / 2) as f32 * 1.125 - 0.5625);
+                let z = if i < 4 { 0.0 } else { -0.3 };
+                commands.spawn((
+                    Mesh3d(quad.clone()),
+                    MeshMaterial3d(material),
+                    Transform::from_xyz(x, y, z),
+                    Quad(i),
+                ));
+            }
+        },
+    );
+    (guard, common::finish(app, SIZE))
+}
+
+/// The streamed texture of each quad, by quad.
+fn quad_textures(h: &mut common::Harness) -> Vec<TextureId> {
+    let world = h.app.world_mut();
+    let mut q = world.query::<(&Quad, &MeshMaterial3d<StandardMaterial>)>();
+    let mut quads: Vec<(usize, AssetId<StandardMaterial>)> =
+        q.iter(world).map(|(quad, m)| (quad.0, m.id())).collect();
+    quads.sort_by_key(|q| q.0);
+    let materials = world.resource::<Assets<StandardMaterial>>();
+    let ms = world.resource::<mipstream_bevy::Mipstream>();
+    quads
+        .iter()
+        .map(|(_, m)| {
+            let image = materials
+                .get(*m)
+                .unwrap()
+                .base_color_texture
+                .clone()
+                .unwrap();
+            ms.texture_id(&image).expect("registered")
+        })
+        .collect()
+}
+
+/// The lod the sampler picks on a wall quad: the wall is parallel to the
+/// image plane, so the footprint is the same at every pixel: the texture's
+/// texels over the quad's pixels, on the axis where they are most.
+fn wall_lod(width: u32, height: u32) -> f32 {
+    // Bevy's default perspective: 45 degrees vertically
+    let pixels_per_unit = SIZE.y as f32 / (2.0 * EYE * (std::f32::consts::FRAC_PI_8).tan());
+    let across = width as f32 / (2.0 * pixels_per_unit);
+    let up = height as f32 / (1.125 * pixels_per_unit);
+    across.max(up).log2()
+}
+
+#[test]
+fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
+    common::require_vulkan();
+    let (_serial, mut h) = wall_and_hidden(true, 64 << 20);
+    h.settle(400);
+    for _ in 0..4 {
+        h.frame();
+    }
+    let ids = quad_textures(&mut h);
+    let draws = {
+        let world = h.app.world_mut();
+        world
+            .query_filtered::<(), With<FeedbackDrawOf>>()
+            .iter(world)
+            .count()
+    };
+    assert_eq!(draws, 8, "one feedback draw per streamed entity");
+    let ms = h.mipstream();
+    let s = ms.streamer();
+    let stats = ms.frame_stats();
+    let f = s.latest_feedback().expect("feedback reached the streamer");
+    assert!(
+        f.frame <= s.frame() && s.frame() - f.frame <= 3,
+        "feedback of frame {} at frame {}",
+        f.frame,
+        s.frame()
+    );
+    assert!(
+        stats.feedback_age.is_some_and(|a| a <= 3),
+        "{:?}",
+        stats.feedback_age
+    );
+    // a quarter of the picture each
+    let quarter = (SIZE.x * SIZE.y / 4) as f32;
+    for (quad, &id) in ids[..4].iter().enumerate() {
+        let slot = f.slots.get(id.index()).copied().flatten();
+        let slot = slot.unwrap_or_else(|| panic!("quad {quad} ({id}) not reported"));
+        let info = s.texture_info(id).unwrap();
+        let lod = wall_lod(info.width, info.height);
+        assert!(
+            (slot.pixels as f32 - quarter).abs() < 0.1 * quarter,
+            "quad {quad}: {} pixels, a quarter of the view is {quarter}",
+            slot.pixels
+        );
+        assert!(
+            (slot.finest_lod - lod).abs() < 0.25 && (slot.mean_lod - lod).abs() < 0.25,
+            "quad {quad} ({}x{}): finest lod {}, mean {}, the sampler's {lod}",
+            info.width,
+            info.height,
+            slot.finest_lod,
+            slot.mean_lod
+        );
+        // the whole texture shows: every region of its 8x8 grid
+        assert_eq!(slot.regions, u64::MAX, "quad {quad}: {:#x}", slot.regions);
+    }
+    assert_eq!(stats.feedback_textures, 4, "{stats:?}");
+    for (quad, hidden) in ids.iter().enumerate().skip(4) {
+        assert_eq!(
+            f.slots.get(hidden.index()).copied().flatten(),
+            None,
+            "quad {quad}, behind the wall, reported"
+        );
+    }
+}
+
+/// Each quad texture's planned level and the plan's coverage (its pixels)
+/// after `frames` frames past settling at `budget`.
+fn planned(feedback: bool, budget: u64, frames: u32) -> Vec<(u32, f32)> {
+    let (_serial, mut h) = wall_and_hidden(feedback, budget);
+    h.settle(400);
+    for _ in 0..frames {
+        h.frame();
+    }
+    let ids = quad_textures(&mut h);
+    let ms = h.mipstream();
+    let s = ms.streamer();
+    assert_eq!(s.latest_feedback().is_some(), feedback);
+    let report = ms.report();
+    ids.iter()
+        .map(|&id| {
+            let t = report.textures.iter().find(|t| t.id == id).unwrap();
+            (t.planned, t.coverage)
+        })
+        .collect()
+}
+
+#[test]
+fn the_plan_follows_what_bevy_samples_not_what_the_boxes_say() {
+    common::require_vulkan();
+    // a budget for the wall at the level it wants and the hidden quads at
+    // their tails, and room for one growth beside them (its new texture and
+    // the upload's staging): the CPU alone, taking the hidden boxes for
+    // visible, must leave some of the wall below what it wants
+    let budget = {
+        let (_serial, mut h) = wall_and_hidden(false, 64 << 20);
+        h.settle(400);
+        let ids = quad_textures(&mut h);
+        let s = h.mipstream().streamer();
+        let wanted: Vec<u32> = ids
+            .iter()
+            .map(|&id| s.texture_status(id).unwrap().wanted)
+            .collect();
+        let at = |i: usize, level: u32| s.bytes_from_level(ids[i], level).unwrap();
+        let wall: u64 = (0..4).map(|i| at(i, wanted[i])).sum();
+        let hidden: u64 = (4..8).map(|i| at(i, u32::MAX)).sum();
+        let growth = (0..8).map(|i| 2 * at(i, wanted[i])).max().unwrap();
+        wall + hidden + growth
+    };
+    let cpu = planned(false, budget, 0);
+    // ten half-lives of the remembered share (FUSION_HALF_LIFE): the hidden
+    // quads' boxes have faded to a thousandth
+    let fused = planned(
+        true,
+        budget,
+        10 * mipstream::plan::feedback::FUSION_HALF_LIFE as u32,
+    );
+    let quarter = (SIZE.x * SIZE.y / 4) as f32;
+    for quad in 0..8 {
+        let (c, f) = (cpu[quad].1, fused[quad].1);
+        if quad < 4 {
+            // the CPU's box and the GPU's pixels agree on the wall
+            assert!(
+                (c - quarter).abs() < 0.1 * quarter && (f - quarter).abs() < 0.1 * quarter,
+                "wall quad {quad}: {c} pixels by its box, {f} fused, {quarter} drawn"
+            );
+        } else {
+            assert!(
+                c > 0.5 * quarter && f < 0.01 * c,
+                "hidden quad {quad}: {c} pixels by its box, still {f} fused"
+            );
+        }
+    }
+    let levels = |p: &[(u32, f32)]| p.iter().map(|q| q.0).sum::<u32>();
+    assert!(
+        levels(&fused[..4]) < levels(&cpu[..4]),
+        "the wall is no sharper with feedback: {fused:?} against {cpu:?}"
+    );
+    assert!(
+        levels(&fused[4..]) > levels(&cpu[4..]),
+        "the hidden quads keep their levels with feedback: {fused:?} against {cpu:?}"
+    );
+}
