@@ -90,9 +90,10 @@ pub struct FeedbackParams {
     textures: [Vec4; SLOTS],
 }
 
-/// The feedback-only draw of a streamed mesh ([module docs](self)): the
-/// plugin adds it beside each `StandardMaterial` that samples a streamed
-/// image.
+/// The feedback-only draw of a streamed mesh
+/// ([`crate::MipstreamPlugin::feedback`]): each entity whose
+/// `StandardMaterial` samples a streamed image gets a child wearing the one
+/// made for that material ([`FeedbackDraw`]).
 #[derive(Asset, AsBindGroup, TypePath, Debug, Clone)]
 pub struct FeedbackMaterial {
     #[uniform(0)]
