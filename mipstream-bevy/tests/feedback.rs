@@ -103,11 +103,26 @@ fn wall_lod(width: u32, height: u32) -> f32 {
 fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
     common::require_vulkan();
     let (_serial, mut h) = wall_and_hidden(true, 64 << 20);
+    // 70 textures registered by hand before the scene's images: theirs
+    // take slots past the feedback buffer's first 64, which must grow
+    {
+        let files = common::builtin_textures();
+        let mut ms = h
+            .app
+            .world_mut()
+            .resource_mut::<mipstream_bevy::Mipstream>();
+        for path in files.iter().cycle().take(70) {
+            let file = mipstream::TextureFile::open_path(path).unwrap();
+            let desc = mipstream::streamer::TextureDesc::new(file);
+            ms.streamer_mut().register_texture(desc).unwrap();
+        }
+    }
     h.settle(400);
     for _ in 0..4 {
         h.frame();
     }
     let ids = quad_textures(&mut h);
+    assert!(ids.iter().all(|id| id.index() >= 70), "{ids:?}");
     let draws = {
         let world = h.app.world_mut();
         world
