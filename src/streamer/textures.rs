@@ -435,7 +435,7 @@ impl Streamer {
 
     /// What the texture's file says of it: its full-resolution size
     /// (`width`, `height`: what GPU feedback's `size` is), levels and format.
-    pub fn texture_info(&self, id: TextureId) -> Result<&crate::TextureInfo, StaleId> {
+    pub fn texture_info(&self, id: TextureId) -> Result<&crate::container::TextureInfo, StaleId> {
         Ok(self.texture(id)?.file.info())
     }
 
