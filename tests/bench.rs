@@ -366,6 +366,44 @@ fn lockstep_runs_repeat_exactly_and_both_error_models_certify_their_plans() {
     assert_eq!(json["error_model"], "measured");
 }
 
+/// Drawing and comparing more frames changes nothing a lockstep run plans:
+/// a run comparing every frame and one comparing every fourth upload the
+/// same bytes every frame and score the frames both compare the same
+/// (their mean PSNRs differ only because they average other frames).
+#[test]
+fn comparing_more_frames_changes_no_lockstep_plan() {
+    let run = |quality_every| {
+        let opts = BenchOptions {
+            frames: 24,
+            quality_every,
+            size: glam::UVec2::new(160, 90),
+            cache_dir: common::repo().join("target/mipstream-cache"),
+            strategies: vec![Strategy::Mipstream],
+            error_model: mipstream::plan::LossModel::Measured,
+            lockstep: true,
+            ..Default::default()
+        };
+        let r = bench::run(&opts, |_| {}).unwrap();
+        let s = r
+            .strategies
+            .iter()
+            .find(|s| s.strategy == Strategy::Mipstream);
+        s.unwrap().frames.clone()
+    };
+    let (every, fourth) = (run(1), run(4));
+    assert_eq!(every.len(), fourth.len());
+    let mut shared = 0;
+    for (f, (a, b)) in every.iter().zip(&fourth).enumerate() {
+        assert_eq!(a.uploaded, b.uploaded, "frame {f}: uploads differ");
+        assert!(a.psnr_db.is_some(), "frame {f} was not compared");
+        if let Some(p) = b.psnr_db {
+            assert_eq!(a.psnr_db.map(f64::to_bits), Some(p.to_bits()), "frame {f}");
+            shared += 1;
+        }
+    }
+    assert!(shared >= 6, "{shared} frames compared by both");
+}
+
 #[test]
 fn the_trace_puts_each_texture_s_share_of_the_error_where_the_picture_shows_it() {
     let dir = tempfile::tempdir().unwrap();
