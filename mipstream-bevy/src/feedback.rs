@@ -31,6 +31,7 @@
 
 use crate::Mipstream;
 use bevy::asset::uuid_handle;
+use bevy::camera::visibility::RenderLayers;
 use bevy::core_pipeline::schedule::camera_driver;
 use bevy::mesh::MeshVertexBufferLayoutRef;
 use bevy::pbr::{Material, MaterialPipeline, MaterialPipelineKey, MaterialPlugin, MeshMaterial3d};
@@ -343,9 +344,14 @@ pub(crate) fn sync(
         &MeshMaterial3d<StandardMaterial>,
         &Mesh3d,
         Option<&FeedbackDraw>,
+        Option<&RenderLayers>,
     )>,
     mut draws: Query<
-        (&mut Mesh3d, &mut MeshMaterial3d<FeedbackMaterial>),
+        (
+            &mut Mesh3d,
+            &mut MeshMaterial3d<FeedbackMaterial>,
+            Option<&RenderLayers>,
+        ),
         (
             With<FeedbackDrawOf>,
             Without<MeshMaterial3d<StandardMaterial>>,
@@ -370,7 +376,7 @@ pub(crate) fn sync(
     };
     let mut seen: HashMap<AssetId<StandardMaterial>, Option<Handle<FeedbackMaterial>>> =
         HashMap::new();
-    for (entity, material, mesh, draw) in &drawn {
+    for (entity, material, mesh, draw, layers) in &drawn {
         let id = material.id();
         let handle = seen.entry(id).or_insert_with(|| {
             let m = standard.get(id)?;
@@ -401,25 +407,35 @@ pub(crate) fn sync(
         });
         match (handle.as_ref(), draw.map(|d| d.0)) {
             (Some(h), Some(child)) => {
-                if let Ok((mut m, mut f)) = draws.get_mut(child) {
+                if let Ok((mut m, mut f, child_layers)) = draws.get_mut(child) {
                     if m.id() != mesh.id() {
                         m.0 = mesh.0.clone();
                     }
                     if f.id() != h.id() {
                         f.0 = h.clone();
                     }
+                    // the cameras that see the entity, and only they, see
+                    // its feedback draw
+                    if child_layers != layers {
+                        match layers {
+                            Some(l) => commands.entity(child).insert(l.clone()),
+                            None => commands.entity(child).remove::<RenderLayers>(),
+                        };
+                    }
                 }
             }
             (Some(h), None) => {
-                let child = commands
-                    .spawn((
-                        Mesh3d(mesh.0.clone()),
-                        MeshMaterial3d(h.clone()),
-                        Transform::IDENTITY,
-                        ChildOf(entity),
-                        FeedbackDrawOf,
-                    ))
-                    .id();
+                let mut child = commands.spawn((
+                    Mesh3d(mesh.0.clone()),
+                    MeshMaterial3d(h.clone()),
+                    Transform::IDENTITY,
+                    ChildOf(entity),
+                    FeedbackDrawOf,
+                ));
+                if let Some(l) = layers {
+                    child.insert(l.clone());
+                }
+                let child = child.id();
                 commands.entity(entity).insert(FeedbackDraw(child));
             }
             (None, Some(child)) => {

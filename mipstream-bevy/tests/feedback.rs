@@ -20,12 +20,19 @@ const EYE: f32 = 2.7;
 /// view from `EYE` units away, quads 0 to 3) and the same four quads a
 /// third of a unit behind it (quads 4 to 7): in the view's frustum, their
 /// boxes nine tenths the size of the wall's on screen, and hidden by it.
-/// Each quad has a texture of its own.
-fn wall_and_hidden(feedback: bool, budget: u64) -> (MutexGuard<'static, ()>, common::Harness) {
+/// With `layered`, a ninth quad (8) exactly where wall quad 0 is, on a
+/// render layer the camera does not draw. Each quad has a texture of its
+/// own.
+fn wall_and_hidden(
+    feedback: bool,
+    budget: u64,
+    layered: bool,
+) -> (MutexGuard<'static, ()>, common::Harness) {
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let textures = common::builtin_textures();
     let dir = textures[0].parent().unwrap().to_path_buf();
-    let names: Vec<String> = textures[..8]
+    let count = if layered { 9 } else { 8 };
+    let names: Vec<String> = textures[..count]
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
@@ -52,13 +59,18 @@ fn wall_and_hidden(feedback: bool, budget: u64) -> (MutexGuard<'static, ()>, com
                 });
                 let j = i % 4;
                 let (x, y) = ((j % 2) as f32 * 2.0 - 1.0, (j / 2) as f32 * 1.125 - 0.5625);
-                let z = if i < 4 { 0.0 } else { -0.3 };
-                commands.spawn((
+                let z = if i < 4 || i == 8 { 0.0 } else { -0.3 };
+                let mut e = commands.spawn((
                     Mesh3d(quad.clone()),
                     MeshMaterial3d(material),
                     Transform::from_xyz(x, y, z),
                     Quad(i),
                 ));
+                if i == 8 {
+                    // on a layer the camera does not draw, exactly where
+                    // wall quad 0 is
+                    e.insert(bevy::camera::visibility::RenderLayers::layer(1));
+                }
             }
         },
     );
@@ -102,7 +114,7 @@ fn wall_lod(width: u32, height: u32) -> f32 {
 #[test]
 fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
     common::require_vulkan();
-    let (_serial, mut h) = wall_and_hidden(true, 64 << 20);
+    let (_serial, mut h) = wall_and_hidden(true, 64 << 20, true);
     // 70 textures registered by hand before the scene's images: theirs
     // take slots past the feedback buffer's first 64, which must grow
     {
@@ -130,7 +142,7 @@ fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
             .iter(world)
             .count()
     };
-    assert_eq!(draws, 8, "one feedback draw per streamed entity");
+    assert_eq!(draws, 9, "one feedback draw per streamed entity");
     let ms = h.mipstream();
     let s = ms.streamer();
     let stats = ms.frame_stats();
@@ -174,7 +186,7 @@ fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
         assert_eq!(
             f.slots.get(hidden.index()).copied().flatten(),
             None,
-            "quad {quad}, behind the wall, reported"
+            "quad {quad}, behind the wall or on a layer the camera does not draw, reported"
         );
     }
 }
@@ -182,7 +194,7 @@ fn bevys_frames_report_what_they_sample_and_hidden_surfaces_do_not() {
 /// Each quad texture's planned level and the plan's coverage (its pixels)
 /// after `frames` frames past settling at `budget`.
 fn planned(feedback: bool, budget: u64, frames: u32) -> Vec<(u32, f32)> {
-    let (_serial, mut h) = wall_and_hidden(feedback, budget);
+    let (_serial, mut h) = wall_and_hidden(feedback, budget, false);
     h.settle(400);
     for _ in 0..frames {
         h.frame();
@@ -208,7 +220,7 @@ fn the_plan_follows_what_bevy_samples_not_what_the_boxes_say() {
     // the upload's staging): the CPU alone, taking the hidden boxes for
     // visible, must leave some of the wall below what it wants
     let budget = {
-        let (_serial, mut h) = wall_and_hidden(false, 64 << 20);
+        let (_serial, mut h) = wall_and_hidden(false, 64 << 20, false);
         h.settle(400);
         let ids = quad_textures(&mut h);
         let s = h.mipstream().streamer();
