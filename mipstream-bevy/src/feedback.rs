@@ -38,8 +38,8 @@ use bevy::pbr::{Material, MaterialPipeline, MaterialPipelineKey, MaterialPlugin,
 use bevy::prelude::*;
 use bevy::render::camera::SortedCameras;
 use bevy::render::render_resource::{
-    AsBindGroup, Buffer, ColorWrites, CompareFunction, RenderPipelineDescriptor, ShaderType,
-    SpecializedMeshPipelineError,
+    AsBindGroup, Buffer, CachedPipelineState, ColorWrites, CompareFunction, PipelineCache,
+    RenderPipelineDescriptor, ShaderType, SpecializedMeshPipelineError,
 };
 use bevy::render::renderer::{
     PendingCommandBuffers, RenderDevice, RenderGraph, RenderGraphSystems,
@@ -64,6 +64,9 @@ const SHADERS: [[Handle<Shader>; 3]; 2] = [
         uuid_handle!("6a0f3c1e-5d2b-4f7a-9c84-1b2e3d4f5a65"),
     ],
 ];
+
+/// The feedback draws' pipelines' label (in graphics debuggers).
+const PIPELINE_LABEL: &str = "mipstream_feedback_pipeline";
 
 /// Whether the device forces early depth tests (set when the plugin
 /// finishes; `Material::specialize` has no device to ask).
@@ -131,7 +134,7 @@ impl Material for FeedbackMaterial {
         layout: &MeshVertexBufferLayoutRef,
         _key: MaterialPipelineKey<Self>,
     ) -> Result<(), SpecializedMeshPipelineError> {
-        descriptor.label = Some("mipstream_feedback_pipeline".into());
+        descriptor.label = Some(PIPELINE_LABEL.into());
         if let Some(fragment) = descriptor.fragment.as_mut() {
             let early = usize::from(EARLY_DEPTH.load(Ordering::Relaxed));
             let uvs = if !layout.0.contains(Mesh::ATTRIBUTE_UV_0) {
@@ -467,6 +470,7 @@ fn extract(ms: Extract<Res<Mipstream>>, mut out: ResMut<RenderFeedback>) {
 fn record(
     feedback: Res<RenderFeedback>,
     cameras: Res<SortedCameras>,
+    pipelines: Res<PipelineCache>,
     device: Res<RenderDevice>,
     mut pending: ResMut<PendingCommandBuffers>,
 ) {
@@ -476,6 +480,21 @@ fn record(
     // no camera drew: nothing was sampled, and "not seen" must not read
     // as hidden
     if cameras.0.is_empty() {
+        return;
+    }
+    // while Bevy compiles pipelines in the background, the draws whose
+    // pipeline is not ready are skipped: a feedback draw that did not run,
+    // or an entity whose main draw wrote no depth for it to match, would
+    // read as hidden, and the plan would let its textures go (FlightHelmet's
+    // lit materials took 40 frames on lavapipe, and every texture read as
+    // unseen until then)
+    let compiling = pipelines.pipelines().any(|p| {
+        matches!(
+            p.state,
+            CachedPipelineState::Queued | CachedPipelineState::Creating(_)
+        )
+    });
+    if compiling {
         return;
     }
     let mut encoder = device

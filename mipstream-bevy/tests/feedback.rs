@@ -28,6 +28,17 @@ fn wall_and_hidden(
     budget: u64,
     layered: bool,
 ) -> (MutexGuard<'static, ()>, common::Harness) {
+    wall_and_hidden_compiling(feedback, budget, layered, true)
+}
+
+/// [`wall_and_hidden`], with Bevy compiling pipelines in the background
+/// unless `synchronous`.
+fn wall_and_hidden_compiling(
+    feedback: bool,
+    budget: u64,
+    layered: bool,
+    synchronous: bool,
+) -> (MutexGuard<'static, ()>, common::Harness) {
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let textures = common::builtin_textures();
     let dir = textures[0].parent().unwrap().to_path_buf();
@@ -42,7 +53,7 @@ fn wall_and_hidden(
         feedback,
         ..default()
     };
-    let (mut app, target) = common::app(&dir, plugin, SIZE);
+    let (mut app, target) = common::app_compiling(&dir, plugin, SIZE, synchronous);
     app.add_systems(
         Startup,
         move |mut commands: Commands,
@@ -266,5 +277,60 @@ fn the_plan_follows_what_bevy_samples_not_what_the_boxes_say() {
     assert!(
         levels(&fused[4..]) > levels(&cpu[4..]),
         "the hidden quads keep their levels with feedback: {fused:?} against {cpu:?}"
+    );
+}
+
+/// A cooked scene's meshes are Bevy meshes mipstream hands over (render
+/// world only), drawn lit with the scene's materials: they report too.
+#[test]
+fn a_cooked_scenes_meshes_report_what_they_sample() {
+    common::require_vulkan();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let textures = common::builtin_textures();
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/bevy-test/feedback-grid-scene");
+    let scene = common::grid_scene(&dir, &textures[2], &[Vec3::ZERO], 1.0);
+    let plugin = MipstreamPlugin {
+        budget: 64 << 20,
+        workers: 1,
+        feedback: true,
+        ..default()
+    };
+    let mut h = common::scene_harness_with(scene, plugin, SIZE, Vec3::new(0.0, 0.0, 6.0));
+    h.settle(600);
+    for _ in 0..4 {
+        h.frame();
+    }
+    let s = h.mipstream().streamer();
+    let f = s.latest_feedback().expect("feedback");
+    assert_eq!(f.seen(), 1, "{f:?}");
+}
+
+/// Bevy compiles pipelines in the background by default and skips the
+/// draws whose pipeline is not ready: no feedback of such a frame reaches
+/// the streamer (it would read the wall as hidden), so every feedback frame
+/// taken sees the whole wall.
+#[test]
+fn frames_drawn_while_pipelines_compile_report_nothing() {
+    common::require_vulkan();
+    let (_serial, mut h) = wall_and_hidden_compiling(true, 64 << 20, false, false);
+    let mut taken = 0;
+    for _ in 0..120 {
+        h.frame();
+        let ms = h.mipstream();
+        if let Some(f) = ms.streamer().latest_feedback() {
+            taken += 1;
+            assert!(
+                f.seen() >= 4,
+                "frame {}: feedback of frame {} saw {}",
+                ms.streamer().frame(),
+                f.frame,
+                f.seen()
+            );
+        }
+    }
+    assert!(
+        taken > 60,
+        "feedback reached the streamer in {taken} of 120 frames"
     );
 }

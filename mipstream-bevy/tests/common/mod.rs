@@ -139,12 +139,22 @@ pub fn camera(target: &Handle<Image>, eye: Vec3) -> impl Bundle {
 /// An app rendering the cooked scene at `scene` (spawned with
 /// `SpawnStreamedScene`) lit by one light, from `eye` towards the origin.
 pub fn scene_harness(scene: PathBuf, budget: u64, size: UVec2, eye: Vec3) -> Harness {
-    let dir = scene.parent().unwrap().to_path_buf();
     let plugin = MipstreamPlugin {
         budget,
         workers: 1,
         ..default()
     };
+    scene_harness_with(scene, plugin, size, eye)
+}
+
+/// [`scene_harness`] with `plugin`.
+pub fn scene_harness_with(
+    scene: PathBuf,
+    plugin: MipstreamPlugin,
+    size: UVec2,
+    eye: Vec3,
+) -> Harness {
+    let dir = scene.parent().unwrap().to_path_buf();
     let (mut app, target) = app(&dir, plugin, size);
     app.add_systems(Startup, move |mut commands: Commands| {
         commands.spawn(camera(&target, eye));
@@ -167,6 +177,18 @@ pub fn app(
     plugin: MipstreamPlugin,
     size: UVec2,
 ) -> (App, Handle<Image>) {
+    app_compiling(asset_dir, plugin, size, true)
+}
+
+/// [`app`], with Bevy compiling its pipelines in the background unless
+/// `synchronous` (as it does by default: the draws whose pipeline is not
+/// ready are skipped).
+pub fn app_compiling(
+    asset_dir: &std::path::Path,
+    plugin: MipstreamPlugin,
+    size: UVec2,
+    synchronous: bool,
+) -> (App, Handle<Image>) {
     require_vulkan();
     let mut app = App::new();
     app.add_plugins(
@@ -186,7 +208,7 @@ pub fn app(
                     backends: Some(wgpu::Backends::VULKAN),
                     ..default()
                 })),
-                synchronous_pipeline_compilation: true,
+                synchronous_pipeline_compilation: synchronous,
                 ..default()
             }),
     )
