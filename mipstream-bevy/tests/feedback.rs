@@ -334,3 +334,28 @@ fn frames_drawn_while_pipelines_compile_report_nothing() {
         "feedback reached the streamer in {taken} of 120 frames"
     );
 }
+
+/// The feedback draw writes nothing to the picture: with every texture at
+/// the level its view wants, the frame with feedback is the frame without.
+#[test]
+fn the_feedback_draw_leaves_the_picture_as_it_was() {
+    common::require_vulkan();
+    let picture = |feedback: bool| {
+        let (_serial, mut h) = wall_and_hidden(feedback, 64 << 20, false);
+        h.settle(400);
+        let ids = quad_textures(&mut h);
+        let s = h.mipstream().streamer();
+        for &id in &ids[..4] {
+            let t = s.texture_status(id).unwrap();
+            assert!(t.resident <= t.wanted, "{id}: {t:?}");
+        }
+        let frame = h.frame_count();
+        h.picture(frame)
+    };
+    let (without, with) = (picture(false), picture(true));
+    assert_eq!(
+        common::mean_abs_diff(&without, &with),
+        0.0,
+        "the wall differs with the feedback draw"
+    );
+}
