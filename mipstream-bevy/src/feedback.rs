@@ -284,13 +284,7 @@ pub(crate) fn finish(app: &mut App) {
 
 /// What a material's feedback draw reports, from the streamer's textures.
 fn params(ms: &Mipstream, m: &StandardMaterial) -> FeedbackParams {
-    let textures = [
-        (&m.base_color_texture, &m.base_color_channel),
-        (&m.normal_map_texture, &m.normal_map_channel),
-        (&m.metallic_roughness_texture, &m.metallic_roughness_channel),
-        (&m.occlusion_texture, &m.occlusion_channel),
-        (&m.emissive_texture, &m.emissive_channel),
-    ];
+    let textures = crate::material_slots(m);
     let mut slots = [u32::MAX; 8];
     let mut sizes = [Vec4::ZERO; SLOTS];
     for (i, (image, channel)) in textures.into_iter().enumerate() {
@@ -301,7 +295,7 @@ fn params(ms: &Mipstream, m: &StandardMaterial) -> FeedbackParams {
             continue;
         };
         slots[i] = id.index() as u32;
-        let uv_b = matches!(channel, bevy::mesh::UvChannel::Uv1);
+        let uv_b = *channel == bevy::mesh::UvChannel::Uv1;
         // Bevy's default sampler: trilinear, no anisotropy
         sizes[i] = Vec4::new(
             info.width as f32,

@@ -408,18 +408,26 @@ fn invalidate_materials(
     ms.frame_time += t0.elapsed();
 }
 
+/// A material's five texture slots and the UV set each reads, in the order
+/// GPU feedback reports them: base colour, normal map,
+/// metallic-roughness, occlusion, emissive.
+pub(crate) fn material_slots(
+    m: &StandardMaterial,
+) -> [(&Option<Handle<Image>>, &bevy::mesh::UvChannel); 5] {
+    [
+        (&m.base_color_texture, &m.base_color_channel),
+        (&m.normal_map_texture, &m.normal_map_channel),
+        (&m.metallic_roughness_texture, &m.metallic_roughness_channel),
+        (&m.occlusion_texture, &m.occlusion_channel),
+        (&m.emissive_texture, &m.emissive_channel),
+    ]
+}
+
 /// The images a material samples.
 pub(crate) fn material_images(m: &StandardMaterial) -> impl Iterator<Item = AssetId<Image>> + '_ {
-    [
-        &m.base_color_texture,
-        &m.emissive_texture,
-        &m.metallic_roughness_texture,
-        &m.normal_map_texture,
-        &m.occlusion_texture,
-    ]
-    .into_iter()
-    .flatten()
-    .map(Handle::id)
+    material_slots(m)
+        .into_iter()
+        .filter_map(|(image, _)| image.as_ref().map(Handle::id))
 }
 
 /// Bevy's vectors and matrices into mipstream's (glam 0.33 into 0.30).

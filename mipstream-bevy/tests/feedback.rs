@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const SIZE: UVec2 = UVec2::new(512, 288);
-const EYE: f32 = 2.7;
+const EYE: f32 = common::WALL_EYE;
 
 /// The plugin's test wall (four quads, 2 x 1.125 units each, filling the
 /// view from `EYE` units away, quads 0 to 3) and the same four quads a
@@ -43,10 +43,7 @@ fn wall_and_hidden_compiling(
     let textures = common::builtin_textures();
     let dir = textures[0].parent().unwrap().to_path_buf();
     let count = if layered { 9 } else { 8 };
-    let names: Vec<String> = textures[..count]
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let names = common::file_names(&textures[..count]);
     let plugin = MipstreamPlugin {
         budget,
         workers: 1,
@@ -63,13 +60,8 @@ fn wall_and_hidden_compiling(
             commands.spawn(common::camera(&target, Vec3::new(0.0, 0.0, EYE)));
             let quad = meshes.add(Rectangle::new(2.0, 1.125));
             for (i, name) in names.iter().enumerate() {
-                let material = materials.add(StandardMaterial {
-                    base_color_texture: Some(assets.load(name.clone())),
-                    unlit: true,
-                    ..default()
-                });
-                let j = i % 4;
-                let (x, y) = ((j % 2) as f32 * 2.0 - 1.0, (j / 2) as f32 * 1.125 - 0.5625);
+                let material = materials.add(common::unlit(&assets, name));
+                let (x, y) = common::wall_quad(i % 4);
                 let z = if i < 4 || i == 8 { 0.0 } else { -0.3 };
                 let mut e = commands.spawn((
                     Mesh3d(quad.clone()),

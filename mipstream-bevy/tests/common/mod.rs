@@ -82,10 +82,7 @@ pub fn harness_with(
     setup: impl FnOnce(&mut App),
 ) -> Harness {
     let dir = textures[0].parent().unwrap().to_path_buf();
-    let names: Vec<String> = textures
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let names = file_names(textures);
     let plugin = MipstreamPlugin {
         budget,
         workers: 1,
@@ -99,15 +96,11 @@ pub fn harness_with(
               mut meshes: ResMut<Assets<Mesh>>,
               mut materials: ResMut<Assets<StandardMaterial>>| {
             // a 2x2 wall of quads filling the view, one texture each
-            commands.spawn(camera(&target, Vec3::new(0.0, 0.0, 2.7)));
+            commands.spawn(camera(&target, Vec3::new(0.0, 0.0, WALL_EYE)));
             let quad = meshes.add(Rectangle::new(2.0, 1.125));
             for (i, name) in names.iter().cycle().take(4).enumerate() {
-                let material = materials.add(StandardMaterial {
-                    base_color_texture: Some(assets.load(name.clone())),
-                    unlit: true,
-                    ..default()
-                });
-                let (x, y) = ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 1.125 - 0.5625);
+                let material = materials.add(unlit(&assets, name));
+                let (x, y) = wall_quad(i);
                 commands.spawn((
                     Mesh3d(quad.clone()),
                     MeshMaterial3d(material),
@@ -119,6 +112,31 @@ pub fn harness_with(
     );
     setup(&mut app);
     finish(app, size)
+}
+
+/// How far from the wall the wall's camera is (the wall fills its view).
+pub const WALL_EYE: f32 = 2.7;
+
+/// The centre of wall quad `i` (of four, 2 x 1.125 units each, row by row).
+pub fn wall_quad(i: usize) -> (f32, f32) {
+    ((i % 2) as f32 * 2.0 - 1.0, (i / 2) as f32 * 1.125 - 0.5625)
+}
+
+/// An unlit material wearing the streamed image `name`.
+pub fn unlit(assets: &AssetServer, name: &str) -> StandardMaterial {
+    StandardMaterial {
+        base_color_texture: Some(assets.load(name.to_owned())),
+        unlit: true,
+        ..default()
+    }
+}
+
+/// The files' names (the asset paths under their folder).
+pub fn file_names(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// The test camera (looking at the origin).
