@@ -238,6 +238,8 @@ pub(crate) struct FeedbackMaterials {
     slots: u32,
     /// Per `StandardMaterial`: its feedback material and what it was made from.
     made: HashMap<AssetId<StandardMaterial>, (Handle<FeedbackMaterial>, FeedbackParams)>,
+    /// How many images streamed at the last visit of every entity.
+    images_seen: usize,
 }
 
 pub(crate) fn build(app: &mut App) {
@@ -268,6 +270,7 @@ pub(crate) fn finish(app: &mut App) {
     app.insert_resource(FeedbackMaterials {
         slots: FIRST_SLOTS,
         made: HashMap::new(),
+        images_seen: 0,
     });
     if let Some(render_app) = app.get_sub_app_mut(bevy::render::RenderApp) {
         render_app
@@ -325,35 +328,56 @@ pub struct FeedbackDraw(pub Entity);
 #[derive(Component, Debug, Clone, Copy)]
 pub struct FeedbackDrawOf;
 
+/// An entity drawing a `StandardMaterial`, as the feedback sees it.
+type Worn<'a> = (
+    Entity,
+    &'a MeshMaterial3d<StandardMaterial>,
+    &'a Mesh3d,
+    Option<&'a FeedbackDraw>,
+    Option<&'a RenderLayers>,
+);
+
+/// What makes an entity's feedback draw change: its mesh (a streamed
+/// mesh's LOD switch), its material, its render layers.
+type Rebind = Or<(
+    Changed<Mesh3d>,
+    Changed<MeshMaterial3d<StandardMaterial>>,
+    Changed<RenderLayers>,
+)>;
+
+/// What `sync` sets on a feedback draw: its mesh, material and layers.
+type DrawParts = (
+    &'static mut Mesh3d,
+    &'static mut MeshMaterial3d<FeedbackMaterial>,
+    Option<&'static RenderLayers>,
+);
+
+/// The feedback draws alone.
+type DrawsOnly = (
+    With<FeedbackDrawOf>,
+    Without<MeshMaterial3d<StandardMaterial>>,
+);
+
 /// Every entity whose `StandardMaterial` samples a streamed image has a
 /// child drawing that material's feedback with the entity's current mesh
 /// (a streamed mesh's LOD of this frame); the feedback buffer grows with
-/// the registered textures.
-#[allow(clippy::type_complexity)]
+/// the registered textures. Only entities whose mesh, material or layers
+/// changed are visited, unless an image started or stopped streaming, a
+/// material asset changed, or the buffer grew: then every one is.
+#[allow(clippy::too_many_arguments)] // a system's parameters
 pub(crate) fn sync(
     mut commands: Commands,
     mut ms: ResMut<Mipstream>,
     mut state: ResMut<FeedbackMaterials>,
     standard: Res<Assets<StandardMaterial>>,
     mut feedback: ResMut<Assets<FeedbackMaterial>>,
-    drawn: Query<(
-        Entity,
-        &MeshMaterial3d<StandardMaterial>,
-        &Mesh3d,
-        Option<&FeedbackDraw>,
-        Option<&RenderLayers>,
-    )>,
-    mut draws: Query<
-        (
-            &mut Mesh3d,
-            &mut MeshMaterial3d<FeedbackMaterial>,
-            Option<&RenderLayers>,
-        ),
-        (
-            With<FeedbackDrawOf>,
-            Without<MeshMaterial3d<StandardMaterial>>,
-        ),
-    >,
+    all: Query<Worn>,
+    changed: Query<Worn, Rebind>,
+    with_draw: Query<&FeedbackDraw>,
+    mut draws: Query<DrawParts, DrawsOnly>,
+    mut gone_material: RemovedComponents<MeshMaterial3d<StandardMaterial>>,
+    mut gone_layers: RemovedComponents<RenderLayers>,
+    mut material_events: MessageReader<AssetEvent<StandardMaterial>>,
 ) {
     let t0 = std::time::Instant::now();
     let needed = ms
@@ -362,18 +386,53 @@ pub(crate) fn sync(
         .map(|t| t.index() as u32 + 1)
         .max()
         .unwrap_or(0);
+    let mut full = false;
     if needed > state.slots {
         state.slots = needed.next_power_of_two();
         ms.streamer.enable_feedback(state.slots);
         // every feedback material binds the new buffer
         state.made.clear();
+        full = true;
     }
     let Some(words) = ms.streamer.feedback_buffer().cloned() else {
         return;
     };
+    full |= std::mem::replace(&mut state.images_seen, ms.images.len()) != ms.images.len()
+        || !ms.removed.is_empty();
+    // a material loaded, changed or gone so that what it samples changed
+    // (the plugin marks every material changed whose streamed image
+    // swapped: those samples stay as they were)
+    for event in material_events.read() {
+        let (AssetEvent::Added { id }
+        | AssetEvent::Modified { id }
+        | AssetEvent::LoadedWithDependencies { id }
+        | AssetEvent::Removed { id }) = *event
+        else {
+            continue;
+        };
+        let now = standard
+            .get(id)
+            .map(|m| params(&ms, m))
+            .filter(|p| p.slots.iter().any(|s| *s != UVec4::MAX));
+        full |= now.as_ref() != state.made.get(&id).map(|(_, p)| p);
+    }
+    // an entity that no longer draws a StandardMaterial draws no feedback
+    for entity in gone_material.read() {
+        if let Ok(&FeedbackDraw(child)) = with_draw.get(entity) {
+            commands.entity(child).despawn();
+            commands.entity(entity).remove::<FeedbackDraw>();
+        }
+    }
+    let unlayered: Vec<Entity> = gone_layers.read().collect();
     let mut seen: HashMap<AssetId<StandardMaterial>, Option<Handle<FeedbackMaterial>>> =
         HashMap::new();
-    for (entity, material, mesh, draw, layers) in &drawn {
+    let mut visit = |(entity, material, mesh, draw, layers): (
+        Entity,
+        &MeshMaterial3d<StandardMaterial>,
+        &Mesh3d,
+        Option<&FeedbackDraw>,
+        Option<&RenderLayers>,
+    )| {
         let id = material.id();
         let handle = seen.entry(id).or_insert_with(|| {
             let m = standard.get(id)?;
@@ -441,9 +500,19 @@ pub(crate) fn sync(
             }
             (None, None) => {}
         }
+    };
+    if full {
+        all.iter().for_each(&mut visit);
+        // feedback materials of materials nothing wears any more
+        state.made.retain(|id, _| seen.contains_key(id));
+    } else {
+        changed.iter().for_each(&mut visit);
+        unlayered
+            .iter()
+            .filter(|&&e| !changed.contains(e))
+            .filter_map(|&e| all.get(e).ok())
+            .for_each(&mut visit);
     }
-    // feedback materials of materials nothing wears any more
-    state.made.retain(|id, _| seen.contains_key(id));
     ms.frame_time += t0.elapsed();
 }
 

@@ -354,3 +354,64 @@ fn the_feedback_draw_leaves_the_picture_as_it_was() {
         "the wall differs with the feedback draw"
     );
 }
+
+/// The plugin visits only the entities whose mesh, material or layers
+/// changed, unless a material or the registered images changed: the
+/// feedback draws still follow an entity whose render layers go (it then
+/// reports) and one that stops drawing a `StandardMaterial` (its draw
+/// goes).
+#[test]
+fn feedback_draws_follow_entities_that_change() {
+    common::require_vulkan();
+    let (_serial, mut h) = wall_and_hidden(true, 64 << 20, true);
+    h.settle(400);
+    for _ in 0..4 {
+        h.frame();
+    }
+    let layered = quad_textures(&mut h)[8];
+    let reported = |h: &common::Harness| {
+        let f = h.mipstream().streamer().latest_feedback();
+        f.and_then(|f| f.slots.get(layered.index()).copied().flatten())
+            .map_or(0, |s| s.pixels)
+    };
+    assert_eq!(
+        reported(&h),
+        0,
+        "quad 8 is on a layer the camera does not draw"
+    );
+    let quad = {
+        let world = h.app.world_mut();
+        let mut q = world.query::<(Entity, &Quad)>();
+        q.iter(world).find(|(_, q)| q.0 == 8).unwrap().0
+    };
+    let draws = |h: &mut common::Harness| {
+        let world = h.app.world_mut();
+        world
+            .query_filtered::<(), With<FeedbackDrawOf>>()
+            .iter(world)
+            .count()
+    };
+    assert_eq!(draws(&mut h), 9);
+    // on the camera's layer now, where wall quad 0 is: it reports
+    h.app
+        .world_mut()
+        .entity_mut(quad)
+        .remove::<bevy::camera::visibility::RenderLayers>();
+    for _ in 0..6 {
+        h.frame();
+    }
+    let quarter = SIZE.x * SIZE.y / 4;
+    assert!(
+        reported(&h) > quarter / 2,
+        "quad 8 reported {} pixels once on the camera's layer",
+        reported(&h)
+    );
+    // no StandardMaterial any more: no feedback draw
+    h.app
+        .world_mut()
+        .entity_mut(quad)
+        .remove::<MeshMaterial3d<StandardMaterial>>();
+    h.frame();
+    h.frame();
+    assert_eq!(draws(&mut h), 8, "quad 8's feedback draw stayed");
+}
