@@ -158,7 +158,8 @@ fn fly(
 /// and saves the last frame.
 fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
     let c = &args.common;
-    let plugin = shared::run_frames(&mut app, c.frames);
+    let times = shared::run_frames(&mut app, c.frames);
+    let plugin = &times.plugin;
     let wanted = app
         .world_mut()
         .resource_mut::<mipstream_bevy::Mipstream>()
@@ -199,7 +200,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         .world()
         .resource::<mipstream_bevy::BindingAudit>()
         .counts();
-    let (p50, p99, max, _) = shared::percentiles(&plugin);
+    let (p50, p99, max, _) = shared::percentiles(plugin);
     println!(
         "plugin per frame (main world, update included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms; mesh checks {} (not current {}, not drawable {}, size mismatches {})",
         audit.mesh_checks,
@@ -207,6 +208,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         audit.meshes_not_drawable,
         audit.mesh_size_mismatches,
     );
+    shared::print_frame_times(&times);
     shared::print_feedback(ms);
     if let Some(path) = &c.screenshot {
         shared::save_screenshot(&mut app, target, path);

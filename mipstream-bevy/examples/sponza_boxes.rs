@@ -203,7 +203,8 @@ fn fly(frame: Res<bevy::diagnostic::FrameCount>, mut q: Query<&mut Transform, Wi
 /// plugin cost, and saves the last frame.
 fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
     let c = &args.common;
-    let plugin = shared::run_frames(&mut app, c.frames);
+    let times = shared::run_frames(&mut app, c.frames);
+    let plugin = &times.plugin;
     let wanted = app
         .world_mut()
         .resource_mut::<mipstream_bevy::Mipstream>()
@@ -212,7 +213,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
     let s = ms.streamer();
     let report = ms.report();
     let below = report.textures.iter().filter(|t| t.below.is_some()).count();
-    let (p50, p99, max, n) = shared::percentiles(&plugin);
+    let (p50, p99, max, n) = shared::percentiles(plugin);
     let all_max = plugin.iter().max().map_or(0.0, |d| d.as_secs_f64() * 1e3);
     let audit = app
         .world()
@@ -231,6 +232,7 @@ fn run_headless(mut app: App, args: &Args, target: Handle<Image>) {
         "plugin per frame (main world, update included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms over {n} frames (all frames: max {all_max:.3} ms); render-world swap {:.3} ms per frame",
         audit.render_time.as_secs_f64() * 1e3 / audit.frames.max(1) as f64,
     );
+    shared::print_frame_times(&times);
     shared::print_feedback(ms);
     if let Some(path) = &c.screenshot {
         shared::save_screenshot(&mut app, target, path);

@@ -140,19 +140,40 @@ pub fn keys(keys: Option<Res<ButtonInput<KeyCode>>>, mut budget: ResMut<Streamin
     }
 }
 
-/// Runs `frames` frames by hand (no window, no event loop) and returns the
-/// plugin's main-world time of each.
-pub fn run_frames(app: &mut App, frames: u32) -> Vec<Duration> {
+/// Each frame's cost: the plugin's main-world time, and the wall time of
+/// the whole `app.update()` (every schedule, rendering included; with
+/// pipelined rendering it waits for the last frame's render world).
+pub struct FrameTimes {
+    pub plugin: Vec<Duration>,
+    pub frame: Vec<Duration>,
+}
+
+/// Runs `frames` frames by hand (no window, no event loop) and times each.
+pub fn run_frames(app: &mut App, frames: u32) -> FrameTimes {
     app.finish();
     app.cleanup();
-    let mut plugin = Vec::new();
+    let mut times = FrameTimes {
+        plugin: Vec::new(),
+        frame: Vec::new(),
+    };
     for _ in 0..frames {
+        let start = std::time::Instant::now();
         app.update();
+        times.frame.push(start.elapsed());
         let ms = app.world().resource::<mipstream_bevy::Mipstream>();
-        plugin.push(ms.plugin_time());
+        times.plugin.push(ms.plugin_time());
         std::thread::sleep(Duration::from_millis(1));
     }
-    plugin
+    times
+}
+
+/// Prints the whole frame's wall time (what `--feedback` is measured by:
+/// run with and without it, docs/feedback.md).
+pub fn print_frame_times(times: &FrameTimes) {
+    let (p50, p99, max, n) = percentiles(&times.frame);
+    println!(
+        "frame (app.update, rendering included), frames 30 on: p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms over {n} frames"
+    );
 }
 
 /// p50, p99 and max in milliseconds of `times` from frame 30 on (the first
