@@ -219,6 +219,9 @@ pub fn print_feedback(ms: &mipstream_bevy::Mipstream) {
             "GPU feedback: frame {}, too old to count at frame {}",
             f.frame, stats.frame
         ),
+        (None, _) if ms.streamer().feedback_buffer().is_some() => println!(
+            "GPU feedback: on, none taken yet (no frame is recorded while Bevy compiles pipelines)"
+        ),
         (None, _) => println!("GPU feedback: off (--feedback turns it on)"),
     }
 }
