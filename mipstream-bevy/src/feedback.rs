@@ -65,9 +65,6 @@ const SHADERS: [[Handle<Shader>; 3]; 2] = [
     ],
 ];
 
-/// The feedback draws' pipelines' label (in graphics debuggers).
-const PIPELINE_LABEL: &str = "mipstream_feedback_pipeline";
-
 /// Whether the device forces early depth tests (set when the plugin
 /// finishes; `Material::specialize` has no device to ask).
 static EARLY_DEPTH: AtomicBool = AtomicBool::new(false);
@@ -134,7 +131,7 @@ impl Material for FeedbackMaterial {
         layout: &MeshVertexBufferLayoutRef,
         _key: MaterialPipelineKey<Self>,
     ) -> Result<(), SpecializedMeshPipelineError> {
-        descriptor.label = Some(PIPELINE_LABEL.into());
+        descriptor.label = Some("mipstream_feedback_pipeline".into());
         if let Some(fragment) = descriptor.fragment.as_mut() {
             let early = usize::from(EARLY_DEPTH.load(Ordering::Relaxed));
             let uvs = if !layout.0.contains(Mesh::ATTRIBUTE_UV_0) {
@@ -426,13 +423,7 @@ pub(crate) fn sync(
     let unlayered: Vec<Entity> = gone_layers.read().collect();
     let mut seen: HashMap<AssetId<StandardMaterial>, Option<Handle<FeedbackMaterial>>> =
         HashMap::new();
-    let mut visit = |(entity, material, mesh, draw, layers): (
-        Entity,
-        &MeshMaterial3d<StandardMaterial>,
-        &Mesh3d,
-        Option<&FeedbackDraw>,
-        Option<&RenderLayers>,
-    )| {
+    let mut visit = |(entity, material, mesh, draw, layers): Worn<'_>| {
         let id = material.id();
         let handle = seen.entry(id).or_insert_with(|| {
             let m = standard.get(id)?;
