@@ -26,8 +26,11 @@ def load(path):
 
 
 def row(t):
-    # [label, wanted, planned, resident, compact, bytes, coverage, pixels, sse, lods]
+    # [label, wanted, planned, resident, compact, bytes, coverage, pixels, sse,
+    #  lods, planned compact (traces since the planned tier was added)]
     tier = "BC1" if t[4] else "full"
+    if len(t) > 10 and t[10] != t[4]:
+        tier += " (planned BC1)" if t[10] else " (planned full)"
     return f"{t[1]}/{t[2]}/{t[3]} {tier}, coverage {t[6]:.0f}, {t[7]} px, sse {t[8]:.0f}"
 
 

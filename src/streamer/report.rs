@@ -78,6 +78,9 @@ pub struct TextureReport {
     pub wanted: u32,
     /// Level the budget plan gives it.
     pub planned: u32,
+    /// Tier the budget plan gives it (the resident levels may still be in
+    /// the other: `tier`).
+    pub planned_tier: Tier,
     /// Finest resident level.
     pub resident: u32,
     /// Tier of the resident levels.

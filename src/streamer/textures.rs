@@ -587,6 +587,7 @@ impl Streamer {
                     levels: e.levels(),
                     wanted: p.wanted,
                     planned: p.target,
+                    planned_tier: p.tier,
                     resident: first,
                     tier: e.tier,
                     format: e.resident.format,

@@ -112,7 +112,8 @@ fn trace_frame(
                 t.coverage,
                 pixels,
                 sse,
-                lods
+                lods,
+                t.planned_tier == mipstream::kinds::Tier::Compact
             ])
         })
         .collect();

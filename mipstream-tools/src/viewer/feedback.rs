@@ -199,6 +199,7 @@ mod tests {
             levels: 9,
             wanted,
             planned: wanted,
+            planned_tier: mipstream::kinds::Tier::Full,
             resident: wanted,
             tier: mipstream::kinds::Tier::Full,
             format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,

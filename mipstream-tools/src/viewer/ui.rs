@@ -684,6 +684,7 @@ mod tests {
             levels: 9,
             wanted,
             planned: resident,
+            planned_tier: Tier::Full,
             resident,
             tier: Tier::Full,
             format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
