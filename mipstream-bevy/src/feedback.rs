@@ -235,8 +235,8 @@ pub(crate) struct FeedbackMaterials {
     slots: u32,
     /// Per `StandardMaterial`: its feedback material and what it was made from.
     made: HashMap<AssetId<StandardMaterial>, (Handle<FeedbackMaterial>, FeedbackParams)>,
-    /// How many images streamed at the last visit of every entity.
-    images_seen: usize,
+    /// [`Mipstream::images_changed_since`] at the last visit of every entity.
+    images_seen: u64,
 }
 
 pub(crate) fn build(app: &mut App) {
@@ -394,8 +394,7 @@ pub(crate) fn sync(
     let Some(words) = ms.streamer.feedback_buffer().cloned() else {
         return;
     };
-    full |= std::mem::replace(&mut state.images_seen, ms.images.len()) != ms.images.len()
-        || !ms.removed.is_empty();
+    full |= ms.images_changed_since(&mut state.images_seen);
     // a material loaded, changed or gone so that what it samples changed
     // (the plugin marks every material changed whose streamed image
     // swapped: those samples stay as they were)

@@ -161,6 +161,10 @@ pub struct Mipstream {
     changed: Vec<AssetId<Image>>,
     /// Images no longer streamed this frame.
     removed: Vec<AssetId<Image>>,
+    /// Counts every image that started or stopped streaming: a system that
+    /// binds by image compares it with the count it last saw
+    /// ([`Self::images_changed_since`]).
+    images_generation: u64,
     /// Materials that use a changed image (marked changed this frame).
     changed_materials: Vec<AssetId<StandardMaterial>>,
     /// Time the plugin's main-world systems took this frame (`update` included).
@@ -196,11 +200,28 @@ impl Mipstream {
         self.images.len()
     }
 
+    /// Whether an image started or stopped streaming since `seen` was last
+    /// brought up to date here (it is now).
+    pub(crate) fn images_changed_since(&self, seen: &mut u64) -> bool {
+        std::mem::replace(seen, self.images_generation) != self.images_generation
+    }
+
+    /// An image no longer streamed (its texture removed from the streamer).
+    pub(crate) fn forget_image(&mut self, image: AssetId<Image>) {
+        if let Some(texture) = self.images.remove(&image) {
+            self.ids.remove(&texture);
+            let _ = self.streamer.remove_texture(texture);
+            self.removed.push(image);
+            self.images_generation += 1;
+        }
+    }
+
     /// Records a registered texture as the image's; warns where
     /// `StandardMaterial` would read its channels differently from how they
     /// were stored.
     pub(crate) fn record_image(&mut self, image: AssetId<Image>, texture: TextureId) {
         self.images.insert(image, texture);
+        self.images_generation += 1;
         self.ids.insert(texture, image);
         if let Ok(mipstream::transcode::ChannelLayout::RedGreenInRedAlpha) =
             self.streamer.channel_layout(texture)
@@ -307,6 +328,7 @@ impl Plugin for MipstreamPlugin {
             ids: HashMap::new(),
             changed: Vec::new(),
             removed: Vec::new(),
+            images_generation: 0,
             changed_materials: Vec::new(),
             frame_time: Default::default(),
             views: Vec::new(),

@@ -199,25 +199,15 @@ pub(crate) fn register_loaded(
                 let Some(prepared) = inbox.pending.remove(&path.into_owned()) else {
                     continue;
                 };
-                if let Some(old) = ms.images.remove(&id) {
-                    // a reload: the old texture goes (the render world and
-                    // the objects hear of it as of a removal)
-                    ms.ids.remove(&old);
-                    let _ = ms.streamer.remove_texture(old);
-                    ms.removed.push(id);
-                }
+                // a reload: the old texture goes (the render world and
+                // the objects hear of it as of a removal)
+                ms.forget_image(id);
                 match ms.streamer.register_prepared(prepared) {
                     Ok(texture) => ms.record_image(id, texture),
                     Err(e) => error!("mipstream: {e}"),
                 }
             }
-            AssetEvent::Removed { id } => {
-                if let Some(texture) = ms.images.remove(&id) {
-                    ms.ids.remove(&texture);
-                    let _ = ms.streamer.remove_texture(texture);
-                    ms.removed.push(id);
-                }
-            }
+            AssetEvent::Removed { id } => ms.forget_image(id),
             _ => {}
         }
     }

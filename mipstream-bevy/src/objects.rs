@@ -21,8 +21,8 @@ pub(crate) struct Tracked {
     uv_density: HashMap<AssetId<Mesh>, Option<f32>>,
     /// The streamed textures each material samples.
     material_textures: HashMap<AssetId<StandardMaterial>, Vec<TextureId>>,
-    /// Streamed images when objects were last bound.
-    images_seen: usize,
+    /// [`Mipstream::images_changed_since`] when objects were last bound.
+    images_seen: u64,
 }
 
 /// What an object was registered with: its streamed textures and mesh.
@@ -99,8 +99,7 @@ pub(crate) fn sync_objects(
             drop_user(t, mesh);
         }
     }
-    let mut full = std::mem::replace(&mut t.images_seen, ms.images.len()) != ms.images.len()
-        || !ms.removed.is_empty();
+    let mut full = ms.images_changed_since(&mut t.images_seen);
     if full {
         t.material_textures.clear();
     }
