@@ -433,7 +433,9 @@ fn the_trace_puts_each_texture_s_share_of_the_error_where_the_picture_shows_it()
         let (mut pixels, mut sse) = (0u64, 0.0f64);
         for row in rows {
             let row = row.as_array().unwrap();
-            assert_eq!(row.len(), 10, "{row:?}");
+            assert_eq!(row.len(), 11, "{row:?}");
+            // the planned tier, compact or not, beside the resident one
+            assert!(row[10].is_boolean() && row[4].is_boolean(), "{row:?}");
             let shown = row[7].as_u64().unwrap();
             let lods: u64 = row[9]
                 .as_array()

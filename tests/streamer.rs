@@ -457,7 +457,9 @@ fn the_levels_written_per_update_stay_within_the_cap_and_end_in_the_same_place()
             frames += 1;
             if st.copies == 0
                 && st.requested == 0
-                && r.textures.iter().all(|t| t.resident == t.planned)
+                && r.textures
+                    .iter()
+                    .all(|t| (t.resident, t.tier) == (t.planned, t.planned_tier))
             {
                 break;
             }
