@@ -151,6 +151,39 @@ impl TextureFacts<'_> {
     fn held_bytes(&self) -> u64 {
         self.geometry.shape(self.first, self.tier).bytes()
     }
+
+    /// Bytes and count of the resident levels `from..` uploaded again from
+    /// their CPU copies when the texture is rebuilt (backends without GPU
+    /// copies of its format; nothing elsewhere).
+    fn reupload_from(&self, from: u32) -> (u64, u32) {
+        self.shadow.map_or((0, 0), |s| {
+            s.range(from..)
+                .fold((0, 0), |(b, n), (_, l)| (b + l.unstaged_bytes(), n + 1))
+        })
+    }
+}
+
+/// The texture shrunk to levels `to..` in its tier: the books and the
+/// frame's room as the store's shrink will leave them (the smaller copy
+/// made, the kept levels staged again without GPU copies, the old copy
+/// released), and the step.
+fn shrink_op(t: &TextureFacts<'_>, to: u32, ctx: &mut Context, room: &mut UploadRoom) -> Step {
+    let (reupload, kept) = t.reupload_from(to);
+    let copies = t.geometry.levels - to;
+    ctx.books.create(t.geometry.shape(to, t.tier));
+    ctx.books.stage(reupload);
+    ctx.books.release(t.geometry.shape(t.first, t.tier));
+    let upload = t.shadow.map(|_| (reupload, kept));
+    if let Some((bytes, levels)) = upload {
+        room.take(bytes, levels);
+    }
+    room.take_copies(copies);
+    Step::op(
+        Asset::Texture(t.id),
+        Op::ShrinkTexture { id: t.id, to },
+        upload,
+    )
+    .copying(copies)
 }
 
 /// An arrived mesh LOD.
@@ -372,11 +405,7 @@ pub(crate) fn shrink_textures(
             None
         };
         let Some(mut to) = to else { continue };
-        let kept_from = |l: u32| -> Vec<&LevelImage> {
-            t.shadow
-                .map_or(Vec::new(), |s| s.range(l..).map(|(_, l)| l).collect())
-        };
-        let reupload_from = |l: u32| kept_from(l).iter().map(|l| l.unstaged_bytes()).sum::<u64>();
+        let reupload_from = |l: u32| t.reupload_from(l).0;
         let over_budget = ctx.books.held() > ctx.hard_budget;
         let reupload = reupload_from(to);
         if reupload > 0 && !over_budget && !room.fits(reupload, 0, 0) {
@@ -410,27 +439,9 @@ pub(crate) fn shrink_textures(
                 None => ctx.went_over = true,
             }
         }
-        let kept = kept_from(to);
-        let reupload = kept.iter().map(|l| l.unstaged_bytes()).sum::<u64>();
-        let copies = t.geometry.levels - to;
         ctx.shrinks_left = ctx.shrinks_left.saturating_sub(1);
         ctx.forced_shrinks += u32::from(forced);
-        ctx.books.create(t.geometry.shape(to, t.tier));
-        ctx.books.stage(reupload);
-        ctx.books.release(t.geometry.shape(t.first, t.tier));
-        let upload = t.shadow.map(|_| (reupload, kept.len() as u32));
-        if let Some((bytes, levels)) = upload {
-            room.take(bytes, levels);
-        }
-        room.take_copies(copies);
-        steps.push(
-            Step::op(
-                Asset::Texture(t.id),
-                Op::ShrinkTexture { id: t.id, to },
-                upload,
-            )
-            .copying(copies),
-        );
+        steps.push(shrink_op(t, to, ctx, room));
     }
     steps
 }
@@ -464,34 +475,12 @@ pub(crate) fn shrink_further(
         if ctx.books.held() <= ctx.hard_budget {
             break;
         }
-        let kept: Vec<&LevelImage> = t
-            .shadow
-            .map_or(Vec::new(), |s| s.range(t.tail..).map(|(_, l)| l).collect());
-        let reupload: u64 = kept.iter().map(|l| l.unstaged_bytes()).sum();
+        let (reupload, _) = t.reupload_from(t.tail);
         if ctx.paced(room, reupload, t.geometry.levels - t.tail) {
             continue; // the update's share of giving back is spent
         }
         ctx.forced_shrinks += 1;
-        ctx.books.create(t.geometry.shape(t.tail, t.tier));
-        ctx.books.stage(reupload);
-        ctx.books.release(t.geometry.shape(t.first, t.tier));
-        let upload = t.shadow.map(|_| (reupload, kept.len() as u32));
-        if let Some((bytes, levels)) = upload {
-            room.take(bytes, levels);
-        }
-        let copies = t.geometry.levels - t.tail;
-        room.take_copies(copies);
-        steps.push(
-            Step::op(
-                Asset::Texture(t.id),
-                Op::ShrinkTexture {
-                    id: t.id,
-                    to: t.tail,
-                },
-                upload,
-            )
-            .copying(copies),
-        );
+        steps.push(shrink_op(t, t.tail, ctx, room));
     }
     steps
 }

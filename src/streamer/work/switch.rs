@@ -2,7 +2,9 @@
 //! tier's arrived levels, stepping the old copy down a level first when
 //! the switch does not fit beside it.
 
-use super::{build, build_bytes, Asset, BelowReason, Context, Op, Step, TextureFacts, UploadRoom};
+use super::{
+    build, build_bytes, shrink_op, Asset, BelowReason, Context, Step, TextureFacts, UploadRoom,
+};
 
 /// Rebuilds a texture in another tier from the new tier's arrived levels,
 /// from its tail up towards the target. The texture keeps showing its old
@@ -99,39 +101,24 @@ fn shrink_for_switch(
     if without_pool + need <= ctx.hard_budget {
         return None;
     }
-    let held = ctx.books.pool.size(t.geometry.shape(t.first, t.tier));
-    let reupload_from = |l: u32| -> (u64, u32) {
-        t.shadow.map_or((0, 0), |s| {
-            let kept = s.range(l..).map(|(_, l)| l.unstaged_bytes());
-            (kept.clone().sum(), kept.count() as u32)
-        })
-    };
-    let size = |l: u32| ctx.books.pool.size(t.geometry.shape(l, t.tier));
-    let to = (t.first + 1..=(t.first + 1).min(t.tail)).find(|&l| {
-        let (reupload, _) = reupload_from(l);
-        // the smaller copy fits beside everything now, and the switch
-        // fits beside it once the old copy is back
-        ctx.books.accounted() + size(l) + reupload <= ctx.hard_budget
-            && without_pool - held + size(l) + need <= ctx.hard_budget
-            && (reupload == 0 || room.fits(reupload, 0, 0))
-            && room.copies_fit(n - l)
-    })?;
-    let (reupload, kept) = reupload_from(to);
-    ctx.shrinks_left -= 1;
-    ctx.books.create(t.geometry.shape(to, t.tier));
-    ctx.books.stage(reupload);
-    ctx.books.release(t.geometry.shape(t.first, t.tier));
-    let upload = t.shadow.map(|_| (reupload, kept));
-    if let Some((bytes, levels)) = upload {
-        room.take(bytes, levels);
+    let to = t.first + 1;
+    if to > t.tail {
+        return None;
     }
-    room.take_copies(n - to);
-    let mut step = Step::op(
-        Asset::Texture(t.id),
-        Op::ShrinkTexture { id: t.id, to },
-        upload,
-    )
-    .copying(n - to);
+    let held = ctx.books.pool.size(t.geometry.shape(t.first, t.tier));
+    let smaller = ctx.books.pool.size(t.geometry.shape(to, t.tier));
+    let (reupload, _) = t.reupload_from(to);
+    // the smaller copy fits beside everything now, and the switch fits
+    // beside it once the old copy is back
+    let fits = ctx.books.accounted() + smaller + reupload <= ctx.hard_budget
+        && without_pool - held + smaller + need <= ctx.hard_budget
+        && (reupload == 0 || room.fits(reupload, 0, 0))
+        && room.copies_fit(n - to);
+    if !fits {
+        return None;
+    }
+    ctx.shrinks_left -= 1;
+    let mut step = shrink_op(t, to, ctx, room);
     step.hold = Some(BelowReason::Budget);
     Some(step)
 }

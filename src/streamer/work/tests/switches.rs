@@ -28,17 +28,31 @@ fn arrive_compact(t: &mut Tex, levels: impl IntoIterator<Item = u32>) {
     }
 }
 
+/// The decisions' setting for a store holding `t` alone, at `budget`.
+fn holding(t: &Tex, budget: u64) -> Context {
+    ctx(
+        Books {
+            textures: t.bytes(),
+            ..books(0)
+        },
+        budget,
+    )
+}
+
+/// Whether `steps` neither shrank nor built a texture.
+fn changed_nothing(steps: &[Step]) -> bool {
+    !steps.iter().any(|s| {
+        matches!(
+            s.op,
+            Some(Op::ShrinkTexture { .. } | Op::BuildTexture { .. })
+        )
+    })
+}
+
 #[test]
 fn a_tier_switch_shows_the_old_tier_until_the_new_one_has_its_detail() {
     let mut ts = vec![switching()];
-    let held_now = ts[0].bytes();
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        u64::MAX / 4,
-    );
+    let mut c = holding(&ts[0], u64::MAX / 4);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert_eq!(
         (ts[0].first, ts[0].tier),
@@ -73,23 +87,23 @@ fn switching_back() -> Tex {
     t
 }
 
+/// What switching [`switching_back`]'s texture needs beside what it holds:
+/// the new texture and every level of it staged.
+fn switch_back_need(t: &Tex) -> u64 {
+    t.g.shape(1, Tier::Full).bytes()
+        + (1..=6)
+            .map(|l| level(&t.g, l).data.len() as u64)
+            .sum::<u64>()
+}
+
 #[test]
 fn a_switch_back_that_does_not_fit_beside_its_old_copy_shrinks_it_a_level_first() {
     let mut ts = vec![switching_back()];
     let held_now = ts[0].bytes();
-    let g = ts[0].g;
-    // the new texture and every level of it staged
-    let need = g.shape(1, Tier::Full).bytes()
-        + (1..=6).map(|l| level(&g, l).data.len() as u64).sum::<u64>();
+    let need = switch_back_need(&ts[0]);
     // a byte short of the switch beside the whole old copy
     let budget = held_now + need - 1;
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        budget,
-    );
+    let mut c = holding(&ts[0], budget);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(!built(&steps, ts[0].id));
     assert!(steps.iter().any(|s| s.op
@@ -113,14 +127,8 @@ fn a_switch_back_that_fits_beside_its_old_copy_or_that_no_shrink_lets_fit_shrink
     // room for the switch beside the whole old copy: one build
     let mut ts = vec![switching_back()];
     let held_now = ts[0].bytes();
-    let g = ts[0].g;
-    let need = g.shape(1, Tier::Full).bytes()
-        + (1..=6).map(|l| level(&g, l).data.len() as u64).sum::<u64>();
-    let books_now = || Books {
-        textures: held_now,
-        ..books(0)
-    };
-    let mut c = ctx(books_now(), held_now + need);
+    let need = switch_back_need(&ts[0]);
+    let mut c = holding(&ts[0], held_now + need);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     assert!(built(&steps, ts[0].id));
     assert!(!steps
@@ -128,13 +136,10 @@ fn a_switch_back_that_fits_beside_its_old_copy_or_that_no_shrink_lets_fit_shrink
         .any(|s| matches!(s.op, Some(Op::ShrinkTexture { .. }))));
     // not even the old copy a level down makes room: it waits, as it was
     let mut ts = vec![switching_back()];
-    let a_level_down = g.shape(2, Tier::Compact).bytes();
-    let mut c = ctx(books_now(), held_now - 1 + a_level_down + need - held_now);
+    let a_level_down = ts[0].g.shape(2, Tier::Compact).bytes();
+    let mut c = holding(&ts[0], a_level_down + need - 1);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert!(!steps.iter().any(|s| matches!(
-        s.op,
-        Some(Op::ShrinkTexture { .. } | Op::BuildTexture { .. })
-    )));
+    assert!(changed_nothing(&steps));
     assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
     assert_eq!((ts[0].first, ts[0].tier), (1, Tier::Compact));
 }
@@ -147,21 +152,10 @@ fn a_switch_to_a_coarser_level_keeps_its_finer_old_copy_until_it_fits() {
     let mut ts = vec![switching_back()];
     ts[0].first = 0;
     let held_now = ts[0].bytes();
-    let g = ts[0].g;
-    let need = g.shape(1, Tier::Full).bytes()
-        + (1..=6).map(|l| level(&g, l).data.len() as u64).sum::<u64>();
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        held_now + need - 1,
-    );
+    let need = switch_back_need(&ts[0]);
+    let mut c = holding(&ts[0], held_now + need - 1);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
-    assert!(!steps.iter().any(|s| matches!(
-        s.op,
-        Some(Op::ShrinkTexture { .. } | Op::BuildTexture { .. })
-    )));
+    assert!(changed_nothing(&steps));
     assert_eq!(held(&steps, ts[0].id), Some(BelowReason::Budget));
     assert_eq!((ts[0].first, ts[0].tier), (0, Tier::Compact));
 }
@@ -170,14 +164,7 @@ fn a_switch_to_a_coarser_level_keeps_its_finer_old_copy_until_it_fits() {
 fn a_tier_switch_waits_for_upload_room_rather_than_showing_less() {
     let mut ts = vec![switching()];
     arrive_compact(&mut ts[0], 1..=6);
-    let held_now = ts[0].bytes();
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        u64::MAX / 4,
-    );
+    let mut c = holding(&ts[0], u64::MAX / 4);
     // this frame's room is nearly spent: the levels wait for the next frame
     let mut room = UploadRoom::new(1 << 20, 32);
     room.take((1 << 20) - 16, 1);
@@ -195,13 +182,7 @@ fn a_tier_switch_over_budget_shrinks_in_its_tier_first() {
     let mut ts = vec![switching()];
     let held_now = ts[0].bytes();
     // the budget was cut below what is held
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        held_now / 2,
-    );
+    let mut c = holding(&ts[0], held_now / 2);
     let steps = frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
     // the compact plan pays for what level 2 holds in full: shrink to it
     let planned = geometry(6).shape(1, Tier::Full).bytes() / 4;
@@ -237,13 +218,7 @@ fn a_tier_switch_over_budget_to_a_plan_smaller_than_its_old_tail_shrinks_to_the_
     let mut ts = vec![switching()];
     ts[0].plan.target = 3;
     let held_now = ts[0].bytes();
-    let mut c = ctx(
-        Books {
-            textures: held_now,
-            ..books(0)
-        },
-        held_now / 2,
-    );
+    let mut c = holding(&ts[0], held_now / 2);
     let planned = ts[0].g.shape(3, Tier::Compact).bytes();
     assert!(ts[0].g.shape(3, Tier::Full).bytes() > planned);
     frame(&mut ts, &mut c, &mut UploadRoom::new(1 << 30, 32));
