@@ -251,6 +251,21 @@ fn error(opts: &PlannerOptions, t: &PlanTexture, need: Need, level: u32, tier: T
     ErrorModel::new(opts, t.boost, need, None, 1.0).at(level, tier)
 }
 
+/// The need of a texture's summed views.
+fn need_of(sum: super::density::TextureNeedSum) -> Need {
+    let finest = sum.lod();
+    let typical = if sum.coverage > 0.0 {
+        sum.lod_sum / sum.coverage
+    } else {
+        finest
+    };
+    Need {
+        finest,
+        typical: typical.max(finest),
+        coverage: sum.coverage,
+    }
+}
+
 /// The measured curves `stored` for a texture of `levels` levels, when the
 /// planner's `options` judge by them.
 fn measured_curve<'a>(
@@ -343,18 +358,13 @@ impl Planner {
     }
 
     pub(super) fn need(&self, slot: usize) -> Need {
-        let sum = self.sums[slot + 1];
-        let finest = sum.lod();
-        let typical = if sum.coverage > 0.0 {
-            sum.lod_sum / sum.coverage
-        } else {
-            finest
-        };
-        Need {
-            finest,
-            typical: typical.max(finest),
-            coverage: sum.coverage,
-        }
+        need_of(self.sums[slot + 1])
+    }
+
+    /// What the CPU alone predicts of the texture in `slot`, when this plan
+    /// fuses GPU feedback (see `floor.rs`).
+    pub(super) fn cpu_need(&self, slot: usize) -> Option<Need> {
+        self.cpu_sums.get(slot + 1).copied().map(need_of)
     }
 
     /// The geometric model's unit in the measured one: the mean error the
@@ -525,7 +535,7 @@ impl Planner {
     }
 
     /// The error model of the texture `t` in `slot` for `need` this frame.
-    fn model_of(&self, slot: usize, t: &Entry, need: Need) -> ErrorModel<'_> {
+    pub(super) fn model_of(&self, slot: usize, t: &Entry, need: Need) -> ErrorModel<'_> {
         model_of(
             &self.options,
             &self.losses,

@@ -41,7 +41,11 @@
 //!   now in front of it planned as the CPU sees it, not held back by what
 //!   it saw before the turn;
 //! - feedback older than [`STALE_AFTER`] frames is ignored altogether
-//!   (the renderer stopped reporting): the CPU prediction alone.
+//!   (the renderer stopped reporting): the CPU prediction alone;
+//! - the fit plans the fused need; the budget it leaves unused goes to
+//!   what the CPU alone predicts finer first (the CPU's sums of the plan
+//!   are kept for it: `floor.rs`, `raise_to_prediction`), then to the
+//!   spare floor.
 //!
 //! The same feedback and inputs give the same plan; `settle_canonical`
 //! clears the memory.
@@ -266,7 +270,11 @@ impl Planner {
     /// Fuses the feedback into this plan's needs (the budget fit only: the
     /// engine rules stay the CPU rules their engines ship).
     pub(super) fn fuse_feedback(&mut self, frame: u64) {
+        self.cpu_sums.clear();
         if self.policy == Policy::Budget && self.options.fuse_feedback {
+            if self.feedback.active(frame) {
+                self.cpu_sums.extend_from_slice(&self.sums);
+            }
             self.feedback.fuse(&mut self.sums, frame);
         }
     }
@@ -275,6 +283,9 @@ impl Planner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Tier;
+    use crate::plan::tests::{camera, load_scene, texture};
+    use crate::plan::{PlanTexture, ResidentState};
 
     fn sum(lod: f32, coverage: f32, typical: f32) -> TextureNeedSum {
         TextureNeedSum {
@@ -540,5 +551,96 @@ mod tests {
         let a = run(&mut FeedbackMemory::default(), 1..=40, &fb, &cpu);
         let b = run(&mut FeedbackMemory::default(), 1..=40, &fb, &cpu);
         assert_eq!(a, b);
+    }
+
+    /// A planner fusing feedback (with or without the spare floor), two
+    /// 1024 textures on boxes at the same distance and a third that nothing
+    /// shows (a uniform floor raises it too); the CPU's wanted level of the
+    /// two.
+    fn two_walls(spare_floor: bool) -> (Planner, [PlanTexture; 3], u32) {
+        let mut p = Planner::new(super::super::PlannerOptions {
+            fuse_feedback: true,
+            spare_floor,
+            ..Default::default()
+        });
+        let tex = [
+            texture(1024, false),
+            texture(1024, false),
+            texture(1024, false),
+        ];
+        let objects = [
+            (-1.2, 0.0, -4.0, 1.0, 0, 2.0),
+            (1.2, 0.0, -4.0, 1.0, 1, 2.0),
+        ];
+        load_scene(&mut p, &tex, &objects);
+        let cpu = p.plan(&[camera(0.0)], u64::MAX, &[], 0).textures[0].wanted;
+        assert!(cpu + 3 <= tex[0].tail_level, "the CPU wants detail: {cpu}");
+        (p, tex, cpu)
+    }
+
+    fn held(level: u32) -> ResidentState {
+        ResidentState {
+            level,
+            tier: Tier::Full,
+            since_frame: 0,
+        }
+    }
+
+    #[test]
+    fn room_the_fused_need_leaves_goes_to_what_the_cpu_predicts() {
+        // the GPU samples both walls two levels coarser than the CPU's
+        // nearest points say (both held there): the fit holds the fused
+        // need, and the room left goes to what the CPU predicts (a surface
+        // about to come nearer), as prefetch, before any floor
+        let (mut p, tex, cpu) = two_walls(true);
+        let coarser = cpu as f32 + 2.2;
+        let seen = sampled(coarser, coarser + 0.5, 200_000.0);
+        p.take_feedback(1, &[seen, seen]);
+        let tail = tex[2].bytes(tex[2].tail_level, Tier::Full);
+        let budget = 2 * tex[0].bytes(cpu, Tier::Full) + tail;
+        let at = [held(cpu + 2), held(cpu + 2)];
+        let plan = p.plan(&[camera(0.0)], budget, &at, 1).clone();
+        assert!(p.uses_feedback(1));
+        for t in &plan.textures[..2] {
+            assert_eq!(t.wanted, cpu + 2, "the fused need: {t:?}");
+            assert_eq!(t.target, cpu, "held as the CPU predicts: {t:?}");
+            assert!(t.prefetch, "{t:?}");
+        }
+        assert_eq!(plan.textures[2].target, tex[2].tail_level);
+        assert_eq!(plan.bytes, budget);
+        // a level short of that room: one wall gets the CPU's level, the
+        // other stays at the fused need
+        let plan = p.plan(&[camera(0.0)], budget - 1, &at, 1).clone();
+        let mut targets = [plan.textures[0].target, plan.textures[1].target];
+        targets.sort();
+        assert_eq!(targets, [cpu, cpu + 1], "{:?}", plan.textures);
+        // the fit alone (no spare floor) holds the fused need
+        let (mut p, _, cpu) = two_walls(false);
+        p.take_feedback(1, &[seen, seen]);
+        let plan = p.plan(&[camera(0.0)], u64::MAX, &at, 1).clone();
+        for t in &plan.textures[..2] {
+            assert_eq!((t.target, t.prefetch), (cpu + 2, false), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn the_cpus_prediction_takes_only_the_room_the_fused_need_leaves() {
+        // wall 0 is sampled as the CPU predicts, wall 1 two levels coarser,
+        // both held at the CPU's level: room for wall 0 at its level beside
+        // wall 1 at its fused level, and half a level more, goes to wall 0,
+        // whose finer levels the GPU samples; the CPU's prediction for wall
+        // 1 gets what is left, too little for a level
+        let (mut p, tex, cpu) = two_walls(true);
+        let exact = sampled(cpu as f32 + 0.2, cpu as f32 + 0.7, 200_000.0);
+        let coarser = sampled(cpu as f32 + 2.2, cpu as f32 + 2.7, 200_000.0);
+        p.take_feedback(1, &[exact, coarser]);
+        let level = |l| tex[1].bytes(l, Tier::Full);
+        let tail = level(tex[2].tail_level);
+        let budget = level(cpu) + level(cpu + 2) + (level(cpu + 1) - level(cpu + 2)) / 2 + tail;
+        let plan = p
+            .plan(&[camera(0.0)], budget, &[held(cpu), held(cpu)], 1)
+            .clone();
+        assert_eq!(plan.textures[0].target, cpu, "{:?}", plan.textures[0]);
+        assert_eq!(plan.textures[1].target, cpu + 2, "{:?}", plan.textures[1]);
     }
 }

@@ -87,7 +87,9 @@ pub struct PlannerOptions {
     /// the textures nearest to needing it. Those levels load after
     /// everything the views need and are the first given up when the views
     /// need room, so a camera that turns or cuts finds detail already there.
-    /// Default: true.
+    /// A plan that fuses GPU feedback first spends that budget on what the
+    /// CPU alone predicts finer than the fused need, the same way (see
+    /// [`Planner::take_feedback`]). Default: true.
     pub spare_floor: bool,
     /// Offer the compact tier (lower-bit formats) at all. Default: true; off,
     /// every texture stays in its full-quality format and the budget is met
@@ -425,6 +427,9 @@ pub struct Planner {
     sums: Vec<TextureNeedSum>,
     /// GPU feedback taken (`feedback.rs`), fused into `sums` when it counts.
     feedback: feedback::FeedbackMemory,
+    /// The CPU's own sums of this plan when it fuses feedback (empty when
+    /// it does not): the fit's second objective (`feedback.rs`).
+    cpu_sums: Vec<TextureNeedSum>,
     chains: Vec<Candidate>,
     states: Vec<State>,
     offsets: Vec<u32>,
@@ -732,7 +737,9 @@ impl Planner {
         });
         self.write_mesh_plan(meshes, first_mesh_chain);
         if self.options.spare_floor {
-            self.raise_floor(budget.saturating_sub(self.plan.growth_room), resident);
+            let spare = budget.saturating_sub(self.plan.growth_room);
+            self.raise_to_prediction(spare);
+            self.raise_floor(spare, resident);
         }
         &self.plan
     }
