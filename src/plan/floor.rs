@@ -113,14 +113,18 @@ impl Planner {
         }
         let mut left = budget.saturating_sub(self.plan.bytes);
         // (CPU error removed per byte, as the bits of a non-negative f64,
-        // which order as the values do; slot; the level the step reaches)
+        // which order as the values do; slot; the level the step reaches;
+        // the level the CPU wants)
         let mut heap = BinaryHeap::new();
-        let step = |p: &Self, slot: usize, t: &Entry, to: u32| {
+        let step = |p: &Self, slot: usize, t: &Entry, to: u32, want: u32| {
             let tier = p.plan.textures[slot].tier;
             let model = p.model_of(slot, t, p.cpu_need(slot)?);
             let cost = t.bytes(&p.pool, to, tier) - t.bytes(&p.pool, to + 1, tier);
             let gain = (model.at(to + 1, tier) - model.at(to, tier)).max(0.0);
-            (gain > 0.0).then(|| ((gain / cost.max(1) as f64).to_bits(), Reverse(slot), to))
+            (gain > 0.0).then(|| {
+                let per_byte = (gain / cost.max(1) as f64).to_bits();
+                (per_byte, Reverse(slot), to, want)
+            })
         };
         for slot in 0..self.textures.len() {
             let Some(t) = self.textures[slot] else {
@@ -132,10 +136,10 @@ impl Planner {
             let target = self.plan.textures[slot].target;
             let want = self.wanted_level(&t, cpu.finest, t.tail_level);
             if want < target {
-                heap.extend(step(self, slot, &t, target - 1));
+                heap.extend(step(self, slot, &t, target - 1, want));
             }
         }
-        while let Some((_, Reverse(slot), to)) = heap.pop() {
+        while let Some((_, Reverse(slot), to, want)) = heap.pop() {
             let t = self.textures[slot].expect("planned textures exist");
             let p = &mut self.plan.textures[slot];
             let cost = t.bytes(&self.pool, to, p.tier) - t.bytes(&self.pool, p.target, p.tier);
@@ -149,9 +153,8 @@ impl Planner {
             if p.priority <= 0.0 {
                 p.priority = 1e-25;
             }
-            let cpu = self.cpu_need(slot).expect("fused");
-            if to > self.wanted_level(&t, cpu.finest, t.tail_level) {
-                heap.extend(step(self, slot, &t, to - 1));
+            if to > want {
+                heap.extend(step(self, slot, &t, to - 1, want));
             }
         }
     }
