@@ -31,13 +31,6 @@
 //! judged by the pixels it had a frame before, and it got its level 0
 //! four frames later than the CPU alone gave it (annotated Sponza at its
 //! whole working set, frames 186 to 195: CHANGELOG.md, 2026-12-07).
-//! The CPU's sums kept for that are of the views where they were, as the
-//! GPU drew them (a second density pass without the look-ahead, run only
-//! when a view moves), while the sums planned look ahead: so the change
-//! carried includes the look-ahead, even onto feedback of the very frame
-//! planned (an oracle), and the share the GPU samples is measured against
-//! the coverage of the picture it sampled, not against the larger one the
-//! look-ahead adds.
 //!
 //! - a texture the CPU has nothing for but the GPU sampled (the CPU's
 //!   boxes missed it, or judged it coarse enough for the tail) takes the
@@ -51,9 +44,10 @@
 //!   the picture it predicted at the feedback's frame (a camera cut, a turn
 //!   faster than the feedback), the feedback is of another picture: the
 //!   plan is the CPU's alone and every remembered share starts again from
-//!   all of the CPU's coverage. Without it a texture half hidden before a
-//!   cut was counted at half its coverage after it, where nothing hid it
-//!   (the built-in scene at its whole working set, frame 225: CHANGELOG.md);
+//!   all of the CPU's coverage. Without it a texture mostly hidden before
+//!   a cut was counted after it at the share sampled before (the built-in
+//!   scene at its whole working set, frame 225: 4,394 pixels where the CPU
+//!   predicted 52,510 and the frame showed 41,546; CHANGELOG.md);
 //! - feedback older than [`STALE_AFTER`] frames is ignored altogether
 //!   (the renderer stopped reporting): the CPU prediction alone;
 //! - the fit plans the fused need; the budget it leaves unused goes to
@@ -65,7 +59,6 @@
 //! clears the memory.
 
 use super::density::TextureNeedSum;
-use super::view::View;
 use super::{Planner, Policy};
 use std::collections::VecDeque;
 
@@ -146,14 +139,6 @@ pub(crate) struct FeedbackMemory {
 }
 
 impl FeedbackMemory {
-    /// [`fuse_ahead`](Self::fuse_ahead) for sums without look-ahead (the
-    /// views where they are are the views planned).
-    #[cfg(test)]
-    pub(crate) fn fuse(&mut self, sums: &mut [TextureNeedSum], now: u64) {
-        let present = sums.to_vec();
-        self.fuse_ahead(sums, &present, now);
-    }
-
     /// Takes one frame's feedback (`slots[t]` for texture slot `t`); an
     /// older frame than one taken already changes nothing.
     pub(crate) fn take(&mut self, frame: u64, slots: &[Option<Sampled>]) {
@@ -205,19 +190,11 @@ impl FeedbackMemory {
     /// nearest point), the CPU carries what changed since (the camera
     /// moved, its look-ahead). So the sampled pixels are scaled by how the
     /// CPU's coverage changed since `f`, and the sampled lods shifted by
-    /// how its lods did. The CPU's sums planned (`sums`) include its
-    /// look-ahead (where each view's velocity takes it); those remembered
-    /// and set against the feedback (`present`) are of the views where
-    /// they are, as the GPU drew them, so feedback of the very frame
-    /// planned (an oracle) is carried to the look-ahead too.
-    pub(crate) fn fuse_ahead(
-        &mut self,
-        sums: &mut [TextureNeedSum],
-        present: &[TextureNeedSum],
-        now: u64,
-    ) {
+    /// how its lods did; feedback of the very frame planned (an oracle)
+    /// is taken as it is.
+    pub(crate) fn fuse(&mut self, sums: &mut [TextureNeedSum], now: u64) {
         let views = self.views_frame.take().unwrap_or(now);
-        self.remember(present, views);
+        self.remember(sums, views);
         if !self.active(now) {
             return;
         }
@@ -236,7 +213,7 @@ impl FeedbackMemory {
         };
         self.folded = Some(newest);
         let past = self.history.iter().find(|h| h.0 == newest).map(|h| &h.1);
-        if past.is_some_and(|p| overlap(p, present) < CUT_OVERLAP) {
+        if past.is_some_and(|p| overlap(p, sums) < CUT_OVERLAP) {
             // a camera cut (or a turn faster than the feedback): the
             // feedback and the shares learned are of another picture; this
             // plan is the CPU's alone, and every share starts again from
@@ -264,15 +241,11 @@ impl FeedbackMemory {
                 continue;
             }
             let typical = sum.lod_sum / sum.coverage;
-            // the CPU's prediction at the feedback's frame, of the views
-            // where they were; where it had the texture in no view then,
-            // its prediction of the views where they are now, or failing
-            // that (only the look-ahead sees it), of now
-            let in_view = |p: &&TextureNeedSum| p.coverage > 0.0 && p.visible_lod.is_finite();
+            // the CPU's prediction at the feedback's frame; where it had the
+            // texture in no view then, its prediction of now
             let then = past
                 .and_then(|p| p.get(slot + 1))
-                .filter(in_view)
-                .or_else(|| present.get(slot + 1).filter(in_view))
+                .filter(|p| p.coverage > 0.0 && p.visible_lod.is_finite())
                 .copied()
                 .unwrap_or(*sum);
             let growth = sum.coverage / then.coverage;
@@ -345,30 +318,14 @@ impl Planner {
 
     /// Fuses the feedback into this plan's needs (the budget fit only: the
     /// engine rules stay the CPU rules their engines ship).
-    pub(super) fn fuse_feedback(&mut self, views: &[View], frame: u64) {
+    pub(super) fn fuse_feedback(&mut self, frame: u64) {
         self.cpu_sums.clear();
-        if self.policy != Policy::Budget || !self.options.fuse_feedback {
-            return;
+        if self.policy == Policy::Budget && self.options.fuse_feedback {
+            if self.feedback.active(frame) {
+                self.cpu_sums.extend_from_slice(&self.sums);
+            }
+            self.feedback.fuse(&mut self.sums, frame);
         }
-        if self.feedback.active(frame) {
-            self.cpu_sums.extend_from_slice(&self.sums);
-        }
-        // the CPU's sums of the views where they are (what the GPU draws):
-        // a second pass without the look-ahead where any view moves
-        let moving = views.iter().any(|v| v.velocity != glam::Vec3::ZERO);
-        let mut present = std::mem::take(&mut self.present_sums);
-        if moving && self.options.look_ahead_s > 0.0 {
-            let ahead = std::mem::take(&mut self.sums);
-            let look_ahead = std::mem::replace(&mut self.options.look_ahead_s, 0.0);
-            self.densities(views);
-            self.options.look_ahead_s = look_ahead;
-            present = std::mem::replace(&mut self.sums, ahead);
-        } else {
-            present.clear();
-            present.extend_from_slice(&self.sums);
-        }
-        self.feedback.fuse_ahead(&mut self.sums, &present, frame);
-        self.present_sums = present;
     }
 }
 

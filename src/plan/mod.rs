@@ -430,9 +430,6 @@ pub struct Planner {
     /// The CPU's own sums of this plan when it fuses feedback (empty when
     /// it does not): the fit's second objective (`feedback.rs`).
     cpu_sums: Vec<TextureNeedSum>,
-    /// The CPU's sums of the views where they are, without the look-ahead,
-    /// when it fuses feedback (what the feedback is set against).
-    present_sums: Vec<TextureNeedSum>,
     chains: Vec<Candidate>,
     states: Vec<State>,
     offsets: Vec<u32>,
@@ -674,7 +671,7 @@ impl Planner {
         frame: u64,
     ) -> &Plan {
         self.densities(views);
-        self.fuse_feedback(views, frame);
+        self.fuse_feedback(frame);
         self.mesh_needs(views);
         self.plan.fit_error = 0.0;
         self.plan.fit_bound = None;

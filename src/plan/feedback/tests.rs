@@ -306,29 +306,6 @@ fn overlap_measures_the_shared_picture() {
 }
 
 #[test]
-fn feedback_of_the_frame_planned_is_carried_to_where_the_camera_will_be() {
-    // a wall half hidden, the camera still: the share comes to a half
-    let mut m = half_hidden_wall();
-    // then it flies towards the wall: where it is, the CPU has the wall
-    // at lod 2 over 10,000 pixels as before; where its look-ahead takes
-    // it, at lod 1 over 40,000. The GPU's feedback of this very frame
-    // (an oracle) sees 5,000 pixels at lod 2.5, mean 3
-    let present = [TextureNeedSum::default(), sum(2.0, 10_000.0, 2.5)];
-    let ahead = [TextureNeedSum::default(), sum(1.0, 40_000.0, 1.5)];
-    m.take(101, &[sampled(2.5, 3.0, 5000.0)]);
-    let mut sums = ahead.to_vec();
-    m.fuse_ahead(&mut sums, &present, 101);
-    // the GPU's pixels grown and its lods shifted as the CPU's look-ahead
-    // grows and shifts them: 20,000 pixels a level finer
-    let t = sums[1];
-    assert!((t.coverage - 20_000.0).abs() < 50.0, "{t:?}");
-    assert!((t.visible_lod - 1.5).abs() < 1e-3, "{t:?}");
-    assert!((typical(&t) - 2.0).abs() < 1e-2, "{t:?}");
-    // and the share the GPU samples is of the present: still a half
-    assert!((m.share[0] - 0.5).abs() < 1e-3, "{}", m.share[0]);
-}
-
-#[test]
 fn stale_feedback_leaves_the_cpu_prediction() {
     let mut m = FeedbackMemory::default();
     m.take(10, &[sampled(3.0, 3.0, 10.0)]);
@@ -434,28 +411,6 @@ fn room_the_fused_need_leaves_goes_to_what_the_cpu_predicts() {
     let plan = p.plan(&[camera(0.0)], u64::MAX, &at, 1).clone();
     for t in &plan.textures[..2] {
         assert_eq!((t.target, t.prefetch), (cpu + 2, false), "{t:?}");
-    }
-}
-
-#[test]
-fn exact_feedback_of_a_moving_camera_keeps_the_cpus_look_ahead() {
-    // the camera flies at the walls: where it is the CPU wants `cpu`,
-    // where its look-ahead takes it something finer. Feedback of this
-    // very frame that samples the walls as the CPU predicts them where
-    // the camera is (an oracle) plans the look-ahead's level, not the
-    // present one
-    let (mut p, _, cpu) = two_walls(false);
-    let moving = camera(0.0).with_velocity(glam::Vec3::new(0.0, 0.0, -4.0));
-    let ahead = p.plan(&[moving], u64::MAX, &[], 0).textures[0].wanted;
-    assert!(ahead < cpu, "the look-ahead wants more: {ahead} {cpu}");
-    let (mut p, _, cpu) = two_walls(false);
-    // (every pixel of the boxes sampled: no hidden part to mix in)
-    let exact = sampled(cpu as f32 + 0.1, cpu as f32 + 0.6, 1e6);
-    p.take_feedback(1, &[exact, exact]);
-    let plan = p.plan(&[moving], u64::MAX, &[], 1).clone();
-    assert!(p.uses_feedback(1));
-    for t in &plan.textures[..2] {
-        assert_eq!(t.wanted, ahead, "{t:?}");
     }
 }
 
