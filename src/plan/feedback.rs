@@ -73,10 +73,11 @@ pub const STALE_AFTER: u64 = 8;
 pub const FUSION_HALF_LIFE: f32 = 15.0;
 
 /// How much of the picture the CPU predicts now must be the one it predicted
-/// at the feedback's frame for the feedback to count ([`overlap`]): below
-/// it, most of what is on screen changed (a camera cut, a turn faster than
-/// the feedback), and the fusion forgets what it learned. Chosen, not
-/// tuned: a majority of the picture.
+/// at the feedback's frame for the feedback to count (summed over textures,
+/// the smaller of each texture's share of the two pictures' predicted
+/// coverage): below it, most of what is on screen changed (a camera cut, a
+/// turn faster than the feedback), and the fusion forgets what it learned.
+/// Chosen, not tuned: a majority of the picture.
 pub const CUT_OVERLAP: f32 = 0.5;
 
 /// The share of two pictures' predicted coverage that is the same: the sum
