@@ -5,10 +5,20 @@
 //! first spends it on what the CPU alone predicts finer than the fused
 //! need ([`Planner::raise_to_prediction`]).
 
-use super::{Entry, Planner, ResidentState};
+use super::{Entry, Planner, ResidentState, TexturePlan};
 use crate::kinds::Tier;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Marks a level the spare budget raised a texture to as prefetch: loaded
+/// after everything a view needs (a texture still growing towards what the
+/// views want keeps that priority).
+fn mark_prefetch(p: &mut TexturePlan) {
+    p.prefetch = true;
+    if p.priority <= 0.0 {
+        p.priority = 1e-25;
+    }
+}
 
 impl Planner {
     /// The spare-budget floor level of the last plan, if one was applied.
@@ -149,10 +159,7 @@ impl Planner {
             left -= cost;
             self.plan.bytes += cost;
             p.target = to;
-            p.prefetch = true;
-            if p.priority <= 0.0 {
-                p.priority = 1e-25;
-            }
+            mark_prefetch(p);
             if to > want {
                 heap.extend(step(self, slot, &t, to - 1, want));
             }
@@ -206,12 +213,7 @@ impl Planner {
             if level < p.target {
                 extra += t.bytes(&self.pool, level, p.tier) - t.bytes(&self.pool, p.target, p.tier);
                 p.target = level;
-                p.prefetch = true;
-                // after everything a view needs (a texture still growing
-                // towards what the views want keeps that priority)
-                if p.priority <= 0.0 {
-                    p.priority = 1e-25;
-                }
+                mark_prefetch(p);
             }
             if p.target <= t.finest_allowed {
                 continue;
@@ -268,10 +270,7 @@ impl Planner {
             self.plan.bytes += cost;
             let p = &mut self.plan.textures[slot];
             p.target -= 1;
-            p.prefetch = true;
-            if p.priority <= 0.0 {
-                p.priority = 1e-25;
-            }
+            mark_prefetch(p);
         }
         self.floor_steps = steps;
         self.floor_sorted = sorted;
