@@ -7,8 +7,12 @@ behind them (wanted / planned / resident level, tier, the planner's
 coverage, the pixels the picture shows, the squared error).
 
     python3 benches/trace_diff.py TRACE [STRATEGY] [BASE] [--top N]
+    python3 benches/trace_diff.py TRACE STRATEGY --across-budgets [--top N]
 
-STRATEGY defaults to mipstream_feedback, BASE to mipstream. docs/feedback.md
+STRATEGY defaults to mipstream_feedback, BASE to mipstream. With
+`--across-budgets` each budget of STRATEGY after the first is set against
+the run's first budget (`--budget-fraction`) of the same strategy: where a
+larger budget loses (docs/results.md, "How much one point says"). docs/feedback.md
 ("Against an oracle") reads its 960x540 findings from this.
 """
 import json
@@ -36,6 +40,7 @@ def row(t):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    across = "--across-budgets" in sys.argv
     top = 5
     if "--top" in sys.argv:
         top = int(sys.argv[sys.argv.index("--top") + 1])
@@ -47,11 +52,15 @@ def main():
     strategy = args[1] if len(args) > 1 else "mipstream_feedback"
     base = args[2] if len(args) > 2 else "mipstream"
     runs = load(path)
-    budgets = sorted({b for (s, b) in runs if s == strategy})
+    # budgets in the order the run made them: its first is --budget-fraction
+    budgets = list(dict.fromkeys(b for (s, b) in runs if s == strategy))
     if not budgets:
         sys.exit(f"{path}: no {strategy} rows (strategies: {sorted({s for s, _ in runs})})")
-    for budget in budgets:
-        mine, theirs = runs[(strategy, budget)], runs.get((base, budget))
+    if across:
+        base = strategy
+    for budget in budgets[1:] if across else budgets:
+        mine = runs[(strategy, budget)]
+        theirs = runs.get((base, budgets[0] if across else budget))
         if theirs is None:
             print(f"budget {budget}: no {base} run")
             continue
@@ -69,7 +78,8 @@ def main():
                 lost += d
             frames.append((lost, frame))
         total = sum(by_texture.values())
-        print(f"budget {budget} bytes: {strategy} against {base}, squared error "
+        against = f"{base} at {budgets[0]} bytes" if across else base
+        print(f"budget {budget} bytes: {strategy} against {against}, squared error "
               f"{total:+.0f} over {len(frames)} compared frames")
         for name, d in sorted(by_texture.items(), key=lambda x: -x[1])[:top]:
             c = compact.get(name, 0.0)
@@ -84,7 +94,8 @@ def main():
             for ta, tb in worst:
                 if ta[8] <= tb[8]:
                     break
-                print(f"    {ta[0]}: {row(ta)} | {base}: {row(tb)}")
+                other = f"at {budgets[0]}" if across else base
+                print(f"    {ta[0]}: {row(ta)} | {other}: {row(tb)}")
 
 
 if __name__ == "__main__":
