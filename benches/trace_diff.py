@@ -58,6 +58,8 @@ def main():
         sys.exit(f"{path}: no {strategy} rows (strategies: {sorted({s for s, _ in runs})})")
     if across:
         base = strategy
+    # what each budget is set against, in the headings and the frame rows
+    against = f"{base} at {budgets[0]} bytes" if across else base
     for budget in budgets[1:] if across else budgets:
         mine = runs[(strategy, budget)]
         theirs = runs.get((base, budgets[0] if across else budget))
@@ -78,7 +80,6 @@ def main():
                 lost += d
             frames.append((lost, frame))
         total = sum(by_texture.values())
-        against = f"{base} at {budgets[0]} bytes" if across else base
         print(f"budget {budget} bytes: {strategy} against {against}, squared error "
               f"{total:+.0f} over {len(frames)} compared frames")
         for name, d in sorted(by_texture.items(), key=lambda x: -x[1])[:top]:
@@ -94,8 +95,7 @@ def main():
             for ta, tb in worst:
                 if ta[8] <= tb[8]:
                     break
-                other = f"at {budgets[0]}" if across else base
-                print(f"    {ta[0]}: {row(ta)} | {other}: {row(tb)}")
+                print(f"    {ta[0]}: {row(ta)} | {against}: {row(tb)}")
 
 
 if __name__ == "__main__":
